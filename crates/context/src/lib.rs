@@ -1,0 +1,3 @@
+//! plumb-context: syntax checking, the repo map and prompt assembly.
+
+pub mod prompt;

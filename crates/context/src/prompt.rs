@@ -1,0 +1,1 @@
+//! Prompt assembly (being written).

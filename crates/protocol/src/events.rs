@@ -1,0 +1,103 @@
+//! Run events and journal lines. The same `Event` stream feeds the journal writer, the terminal
+//! progress printer and (later) the server's SSE feed, so every front end sees one story.
+
+use serde::{Deserialize, Serialize};
+
+use crate::{CheckReport, FinalReport, Message, ModelReply, Outcome, SandboxKind, TestCounts};
+
+/// Version of the journal line format.
+pub const JOURNAL_VERSION: u32 = 1;
+
+/// The first line of every journal: what a replay needs to reach the same patch.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunMeta {
+    pub run_id: String,
+    pub plumb_version: String,
+    /// Where the repository came from, as the user gave it.
+    pub repo: String,
+    /// The shadow-git commit of the untouched tree.
+    pub base_commit: String,
+    /// The git tree id of the untouched tree: equal trees have equal ids, whatever the clock.
+    pub base_tree: String,
+    pub model: String,
+    pub ticket: String,
+    pub test_command: Vec<String>,
+    pub sandbox: SandboxKind,
+    /// The effective configuration, as TOML text.
+    pub config: String,
+}
+
+/// Something that happened in a run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Event {
+    RunStarted {
+        meta: Box<RunMeta>,
+    },
+    /// A loud note that commands run without a sandbox.
+    Warning {
+        message: String,
+    },
+    BaselineTests {
+        counts: TestCounts,
+        exit_code: Option<i32>,
+        duration_ms: u64,
+    },
+    ModelRequest {
+        round: u32,
+        messages: Vec<Message>,
+    },
+    ModelReply {
+        round: u32,
+        reply: ModelReply,
+        duration_ms: u64,
+    },
+    ToolStarted {
+        round: u32,
+        call_id: String,
+        name: String,
+        arguments: serde_json::Value,
+    },
+    ToolFinished {
+        round: u32,
+        call_id: String,
+        name: String,
+        ok: bool,
+        /// One line for progress displays.
+        summary: String,
+        /// The full result (the model sees a shortened one).
+        output: String,
+        duration_ms: u64,
+    },
+    Checkpoint {
+        label: String,
+        commit: String,
+    },
+    Check {
+        check: CheckReport,
+    },
+    /// A note the harness adds to the model's context (a failed `done`, a stuck warning).
+    Note {
+        round: u32,
+        text: String,
+    },
+    RolledBack {
+        to_commit: String,
+        attempt_ref: Option<String>,
+    },
+    RunFinished {
+        outcome: Outcome,
+        report: Box<FinalReport>,
+    },
+}
+
+/// One line of a journal file.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct JournalLine {
+    pub v: u32,
+    /// Milliseconds since the Unix epoch.
+    pub ts: u64,
+    pub run: String,
+    pub seq: u64,
+    pub event: Event,
+}

@@ -1,0 +1,13 @@
+//! Shared serde types for plumb, with no I/O: messages and tool calls, run events and journal lines,
+//! outcomes, check reports and the final report. Every other crate speaks these types, so they sit at the
+//! bottom of the dependency graph and never import anything of plumb's.
+
+mod events;
+mod messages;
+mod report;
+
+pub use events::{Event, JournalLine, JOURNAL_VERSION, RunMeta};
+pub use messages::{Message, ModelReply, Role, ToolCall, ToolSpec, Usage};
+pub use report::{
+    CheckReport, CheckStatus, CheckStep, FinalReport, Outcome, SandboxKind, TestCounts, Timings,
+};

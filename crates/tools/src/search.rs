@@ -1,0 +1,1 @@
+//! search_code engine (being written).

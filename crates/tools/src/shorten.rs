@@ -1,0 +1,1 @@
+//! Output shortening (being written).
