@@ -1,1 +1,92 @@
-//! plumb-agent
+//! plumb-agent: the loop. A [`Run`] takes a task (a repository, a ticket, a model, settings),
+//! prepares the throwaway workspace, asks the model round by round, runs the tools it asks for,
+//! answers `done` with the harness's own checks, and ends with a [`FinalReport`]. Every front end
+//! (the CLI, later the server and the eval runner) drives this same `Run` and reads its events.
+//!
+//! Phases, one method each: `prepare` (workspace, journal, baseline tests, first context),
+//! `round` (one model request and its tool calls), `answer_done` (the checks), `finish` (patch or
+//! rollback, report, journal closed).
+
+mod done;
+mod finish;
+mod journal;
+mod replay;
+mod run;
+mod stuck;
+
+use std::path::PathBuf;
+
+use plumb_config::Config;
+use plumb_model::ModelClient;
+use plumb_protocol::Event;
+use plumb_sandbox::Sandbox;
+use plumb_verify::TestCommand;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+pub use journal::{Journal, read_journal};
+pub use plumb_protocol::FinalReport;
+pub use replay::{ReplayPlan, plan_replay};
+pub use run::Run;
+
+/// Everything a run needs, as one parameter struct.
+pub struct RunSpec {
+    /// The repository as the user gave it (for the report and the journal).
+    pub repo_label: String,
+    /// The local directory to copy.
+    pub repo: PathBuf,
+    pub ticket: String,
+    pub model: Box<dyn ModelClient>,
+    pub config: Config,
+    /// The test command given by the user; `None` means: from the settings, else detected.
+    pub test_command: Option<TestCommand>,
+    pub sandbox: Box<dyn Sandbox>,
+    pub run_id: String,
+    /// A folder for this run: the workspace, the journal, the report and the patch go here.
+    pub run_dir: PathBuf,
+    /// Where the journal goes; default `run_dir/journal.jsonl`.
+    pub journal_path: Option<PathBuf>,
+    pub cancel: CancellationToken,
+    /// Receives every event as it happens (progress displays).
+    pub observer: Option<mpsc::Sender<Event>>,
+    /// For replays: the base tree the journal was written against; a different tree is refused.
+    pub expect_base_tree: Option<String>,
+}
+
+/// Why a run could not start. The message says what to change.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    /// Exit code 2: the user's input or settings.
+    #[error("{0}")]
+    BadInput(String),
+    /// Exit code 3: git, the sandbox, the disk or a model service.
+    #[error("{0}")]
+    Infra(String),
+}
+
+impl RunError {
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            RunError::BadInput(_) => 2,
+            RunError::Infra(_) => 3,
+        }
+    }
+}
+
+/// Runs a task from start to finish.
+pub async fn run(spec: RunSpec) -> Result<FinalReport, RunError> {
+    let run = Run::prepare(spec).await?;
+    Ok(run.execute().await)
+}
+
+/// A new run id: the time and a few characters that keep two runs of the same second apart.
+pub fn new_run_id() -> String {
+    use std::sync::atomic::{AtomicU32, Ordering};
+    static COUNTER: AtomicU32 = AtomicU32::new(0);
+    let ms = journal::now_ms();
+    let salt = (std::process::id() as u64)
+        .wrapping_mul(2_654_435_761)
+        .wrapping_add(COUNTER.fetch_add(1, Ordering::Relaxed) as u64)
+        .wrapping_add(ms.wrapping_mul(40_503));
+    format!("r{ms:x}-{:06x}", salt & 0xff_ffff)
+}

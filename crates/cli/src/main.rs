@@ -1,1 +1,73 @@
-fn main() {}
+//! The `plumb` binary: parses the command line, builds a `RunSpec` and drives `plumb-agent`'s
+//! `Run`. Progress goes to stderr; with `--json` the final report is the only thing on stdout.
+//! Exit codes (DESIGN.md §7): 0 verified patch, 1 no patch (rolled back), 2 bad input, 3 infrastructure.
+
+mod args;
+mod fix;
+mod progress;
+mod replay;
+mod setup;
+
+use clap::Parser;
+
+use crate::args::{Cli, Command};
+
+/// An error that ends the process with a code and one sentence.
+#[derive(Debug)]
+pub(crate) struct Failure {
+    pub code: i32,
+    pub message: String,
+}
+
+impl Failure {
+    pub(crate) fn bad_input(message: impl Into<String>) -> Self {
+        Self {
+            code: 2,
+            message: message.into(),
+        }
+    }
+
+    pub(crate) fn infra(message: impl Into<String>) -> Self {
+        Self {
+            code: 3,
+            message: message.into(),
+        }
+    }
+}
+
+impl From<plumb_agent::RunError> for Failure {
+    fn from(err: plumb_agent::RunError) -> Self {
+        Self {
+            code: err.exit_code(),
+            message: err.to_string(),
+        }
+    }
+}
+
+fn main() {
+    let cli = Cli::parse();
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(err) => {
+            eprintln!("plumb: could not start the async runtime: {err}");
+            std::process::exit(3);
+        }
+    };
+    let result = runtime.block_on(async move {
+        match cli.command {
+            Command::Fix(args) => fix::run(args, &cli.config).await,
+            Command::Replay(args) => replay::run(args, &cli.config).await,
+        }
+    });
+    match result {
+        Ok(code) => std::process::exit(code),
+        Err(failure) => {
+            eprintln!("plumb: {}", failure.message);
+            std::process::exit(failure.code);
+        }
+    }
+}

@@ -1,1 +1,133 @@
-//! plumb-config
+//! `plumb.toml`: the settings of a run, layered global → repository → `-c key=value` overrides.
+//!
+//! Each layer is a TOML table; layers are merged key by key (a later layer wins, tables merge
+//! recursively), and only the merged table is checked against [`Config`], so a typo in any layer is
+//! an error that names the key and the file it came from.
+
+mod layers;
+
+use std::path::PathBuf;
+
+use plumb_protocol::SandboxKind;
+use serde::{Deserialize, Serialize};
+
+pub use layers::{ConfigError, ConfigSources, load};
+
+/// The hard ceiling on rounds, whatever the settings say (DESIGN.md §4).
+pub const MAX_ROUNDS_CEILING: u32 = 100;
+
+/// All settings of a run. Every field has the default of DESIGN.md §8.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Config {
+    /// The model spec used when `--model` is not given.
+    pub model: String,
+    /// The project's test command (one line, split like a shell would but never run by one).
+    pub test_command: Option<String>,
+    pub sandbox: SandboxKind,
+    pub limits: Limits,
+    pub run: RunPolicy,
+    /// Paths (relative, prefix match by folder) the agent may not edit or create files in.
+    pub protected_paths: Vec<String>,
+    /// Where runs (workspaces, journals) are kept; default `$PLUMB_HOME/runs` or `~/.local/state/plumb/runs`.
+    pub runs_dir: Option<PathBuf>,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Self {
+            model: "local".to_string(),
+            test_command: None,
+            sandbox: SandboxKind::None,
+            limits: Limits::default(),
+            run: RunPolicy::default(),
+            protected_paths: Vec::new(),
+            runs_dir: None,
+        }
+    }
+}
+
+/// Numbers that bound a run and what the model sees.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Limits {
+    pub max_rounds: u32,
+    pub search_results: usize,
+    pub file_window: usize,
+    pub file_window_max: usize,
+    pub tool_output_lines: usize,
+    pub full_results_kept: usize,
+    pub stuck_repeats: u32,
+    pub command_timeout_secs: u64,
+    pub memory_mb: u64,
+    pub cpus: u32,
+    /// Wall-clock budget of a whole run, in seconds (0 = none).
+    pub wall_clock_secs: u64,
+    /// Token budget of a whole run (0 = none).
+    pub max_tokens: u64,
+    /// Estimated cost budget in USD (0 = none).
+    pub max_usd: f64,
+    /// Characters of repo map put in the first prompt.
+    pub repo_map_chars: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Self {
+            max_rounds: 30,
+            search_results: 50,
+            file_window: 100,
+            file_window_max: 400,
+            tool_output_lines: 60,
+            full_results_kept: 5,
+            stuck_repeats: 3,
+            command_timeout_secs: 300,
+            memory_mb: 4096,
+            cpus: 2,
+            wall_clock_secs: 0,
+            max_tokens: 0,
+            max_usd: 0.0,
+            repo_map_chars: 6000,
+        }
+    }
+}
+
+/// What the `run` tool may execute: argv prefixes, each element matched exactly.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct RunPolicy {
+    pub allowed_commands: Vec<Vec<String>>,
+}
+
+impl Default for RunPolicy {
+    fn default() -> Self {
+        let prefixes: [&[&str]; 8] = [
+            &["python", "-m", "pytest"],
+            &["python3", "-m", "pytest"],
+            &["pytest"],
+            &["cargo", "test"],
+            &["cargo", "check"],
+            &["go", "test"],
+            &["go", "vet"],
+            &["npm", "test"],
+        ];
+        Self {
+            allowed_commands: prefixes
+                .iter()
+                .map(|p| p.iter().map(|s| s.to_string()).collect())
+                .collect(),
+        }
+    }
+}
+
+impl Config {
+    /// The round limit, capped at the hard ceiling.
+    pub fn max_rounds(&self) -> u32 {
+        self.limits.max_rounds.clamp(1, MAX_ROUNDS_CEILING)
+    }
+
+    /// The effective configuration as TOML text (for the journal's first line).
+    pub fn to_toml(&self) -> String {
+        toml::to_string(self).unwrap_or_default()
+    }
+}

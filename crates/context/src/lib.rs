@@ -1,3 +1,12 @@
 //! plumb-context: syntax checking, the repo map and prompt assembly.
+//!
+//! - [`syntax`]: which languages we parse, and the edit check that refuses an edit adding a syntax error.
+//! - [`outline`]: the definitions (classes, functions, methods, …) of one source file.
+//! - [`repo_map`]: a directory outline with those definitions, for the repo map and `list_files`.
 
+pub mod outline;
+mod parser;
 pub mod prompt;
+mod python_indent;
+pub mod repo_map;
+pub mod syntax;

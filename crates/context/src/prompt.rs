@@ -1,1 +1,151 @@
-//! Prompt assembly (being written).
+//! Prompt assembly: what the model sees in every request.
+//!
+//! Order, fixed: the rules (system), then the first user message with the ticket in full on top,
+//! the project notes, the test command and its baseline, and the repo map; then the history. In the
+//! history the last `keep_full` tool results stay as the model saw them, each older one shrinks to a
+//! single line, so a long run keeps its ticket and its latest evidence in view.
+
+use plumb_protocol::{Message, ToolCall};
+
+/// The rules every request starts with.
+pub const RULES: &str = "You are plumb's fixer. You change the code of one project so that the ticket below is resolved, working only through the tools you are given: search_code, read_file, list_files, edit_file, create_file, run_tests, run and done. There is no shell.
+
+How to work:
+1. Find the code the ticket is about: search_code for the words in the ticket, list_files for the layout, read_file for a window of a file.
+2. Before you fix anything, add a test that shows the bug (a new test function, in a new or an existing test file) and run it with run_tests: it must fail.
+3. Fix the code with edit_file: old_text is copied exactly from the file (without read_file's line numbers) and must occur exactly once.
+4. Run the new test, then the whole suite, with run_tests.
+5. Call done with a short summary. plumb then runs the checks itself; if one fails you get a note and go on.
+
+Never change what an existing test expects, never skip or delete tests, and never touch files the project notes forbid. Keep the change small. Call one tool per reply.";
+
+/// The parts of the first user message.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct FirstMessage<'a> {
+    pub ticket: &'a str,
+    /// The project notes file's name and text, when there is one.
+    pub notes: Option<(&'a str, &'a str)>,
+    pub test_command: &'a str,
+    /// The baseline test run, one line ("412 passed").
+    pub baseline: &'a str,
+    pub repo_map: &'a str,
+}
+
+/// The first user message: the ticket always on top, then what the project says about itself.
+pub fn first_message(parts: &FirstMessage<'_>) -> String {
+    let mut text = format!("# Ticket\n\n{}\n", parts.ticket.trim_end());
+    if let Some((name, notes)) = parts.notes {
+        text.push_str(&format!("\n# Project notes ({name})\n\n{}\n", notes.trim_end()));
+    }
+    text.push_str(&format!(
+        "\n# Tests\n\nThe test command is `{}`. Before any change: {}.\n",
+        parts.test_command, parts.baseline
+    ));
+    text.push_str(&format!("\n# Repository map\n\n{}\n", parts.repo_map.trim_end()));
+    text
+}
+
+/// One step of the conversation after the first message.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Turn {
+    /// What the model said and asked for.
+    Assistant {
+        content: String,
+        tool_calls: Vec<ToolCall>,
+    },
+    /// The answer to one tool call: `text` as the model sees it in full (already shortened to the
+    /// tool's line limit), `one_line` once it has grown old.
+    ToolResult {
+        call_id: String,
+        text: String,
+        one_line: String,
+    },
+    /// A note from the harness (a failed check at `done`, a reply without a tool call).
+    Note(String),
+}
+
+/// The messages of one request: `head` (rules and first message), then the turns, with every tool
+/// result but the last `keep_full` shrunk to its single line.
+pub fn build_messages(head: &[Message], turns: &[Turn], keep_full: usize) -> Vec<Message> {
+    let results = turns
+        .iter()
+        .filter(|t| matches!(t, Turn::ToolResult { .. }))
+        .count();
+    let shrink_before = results.saturating_sub(keep_full);
+    let mut seen = 0usize;
+    let mut messages = head.to_vec();
+    for turn in turns {
+        match turn {
+            Turn::Assistant {
+                content,
+                tool_calls,
+            } => messages.push(Message::assistant(content.clone(), tool_calls.clone())),
+            Turn::ToolResult {
+                call_id,
+                text,
+                one_line,
+            } => {
+                let shown = if seen < shrink_before {
+                    format!("[older result, shortened] {one_line}")
+                } else {
+                    text.clone()
+                };
+                seen += 1;
+                messages.push(Message::tool(call_id.clone(), shown));
+            }
+            Turn::Note(text) => messages.push(Message::user(format!("[plumb] {text}"))),
+        }
+    }
+    messages
+}
+
+#[cfg(test)]
+mod tests {
+    use plumb_protocol::Role;
+    use pretty_assertions::assert_eq;
+
+    use super::*;
+
+    fn result(n: usize) -> Turn {
+        Turn::ToolResult {
+            call_id: format!("c{n}"),
+            text: format!("full {n}"),
+            one_line: format!("line {n}"),
+        }
+    }
+
+    #[test]
+    fn only_the_last_results_stay_in_full() {
+        let head = vec![Message::system("rules"), Message::user("ticket")];
+        let turns: Vec<Turn> = (1..=4).map(result).chain([Turn::Note("check failed".into())]).collect();
+        let actual: Vec<(Role, String)> = build_messages(&head, &turns, 2)
+            .into_iter()
+            .map(|m| (m.role, m.content))
+            .collect();
+        let expected = vec![
+            (Role::System, "rules".to_string()),
+            (Role::User, "ticket".to_string()),
+            (Role::Tool, "[older result, shortened] line 1".to_string()),
+            (Role::Tool, "[older result, shortened] line 2".to_string()),
+            (Role::Tool, "full 3".to_string()),
+            (Role::Tool, "full 4".to_string()),
+            (Role::User, "[plumb] check failed".to_string()),
+        ];
+        assert_eq!(actual, expected);
+    }
+
+    #[test]
+    fn the_ticket_comes_first() {
+        let text = first_message(&FirstMessage {
+            ticket: "BILL-412: GST on discounted items",
+            notes: Some(("AGENTS.md", "never edit migrations/")),
+            test_command: "python3 -m pytest -q",
+            baseline: "34 passed",
+            repo_map: "billing/\n  tax.py",
+        });
+        assert_eq!(
+            text,
+            "# Ticket\n\nBILL-412: GST on discounted items\n\n# Project notes (AGENTS.md)\n\nnever edit migrations/\n\n# Tests\n\nThe test command is `python3 -m pytest -q`. Before any change: 34 passed.\n\n# Repository map\n\nbilling/\n  tax.py\n"
+        );
+    }
+}

@@ -1,1 +1,135 @@
-//! plumb-verify
+//! plumb-verify: the test adapters the check ladder (DESIGN.md §5) and the `run_tests` tool stand on.
+//!
+//! This first version knows, per runner: how to find the project's test command ([`detect`]) or read
+//! the user's ([`parse_command`]), how to narrow it to some tests ([`narrow`]), how many tests
+//! passed, failed, were skipped… ([`parse_counts`]), and which part of the output explains the
+//! failures ([`failure_excerpt`]). Each runner lives in its own module under `runners/`, where a
+//! later version adds per-test outcomes next to the counts.
+//!
+//! Nothing here runs a process: callers run `TestCommand::argv` in the sandbox and hand the output
+//! back. No shell is ever involved, so no user or model text is ever a shell word.
+
+mod command;
+mod detect;
+mod output;
+mod runners;
+
+use plumb_protocol::TestCounts;
+use serde::{Deserialize, Serialize};
+
+pub use command::{narrow, parse_command};
+pub use detect::detect;
+
+/// The test runners plumb understands. `Other` is any command it does not recognise: its output
+/// is still searched for every summary format plumb knows, but it cannot be narrowed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Runner {
+    Pytest,
+    Cargo,
+    Go,
+    /// `npm test` and friends: jest, vitest, mocha, `node --test`.
+    Npm,
+    Other,
+}
+
+impl Runner {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Runner::Pytest => "pytest",
+            Runner::Cargo => "cargo",
+            Runner::Go => "go",
+            Runner::Npm => "npm",
+            Runner::Other => "other",
+        }
+    }
+}
+
+/// A test command as argv (run without a shell) and the runner whose output it prints.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TestCommand {
+    pub argv: Vec<String>,
+    pub runner: Runner,
+}
+
+impl TestCommand {
+    /// The command as a person would type it, quoted where needed; for messages only.
+    pub fn display(&self) -> String {
+        shell_words::join(&self.argv)
+    }
+}
+
+/// Bad input to this crate. Each message is a sentence naming the input and what to change; the
+/// test-id errors are shown to the model, the command errors to the person who gave the command.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum VerifyError {
+    #[error("the test command is empty; give one, for example --test-cmd \"python -m pytest -q\".")]
+    EmptyCommand,
+    #[error("the test command `{text}` cannot be split into words ({reason}); check its quotes.")]
+    BadQuoting { text: String, reason: String },
+    #[error(
+        "the test command `{text}` uses shell syntax (`{token}`), but plumb runs a single command \
+         without a shell; give one command, or put the steps in a script and give the script."
+    )]
+    ShellSyntax { text: String, token: String },
+    #[error(
+        "the test command `{text}` starts with the variable setting `{token}`, which needs a shell; \
+         write `env {token} …` instead."
+    )]
+    VariableSetting { text: String, token: String },
+    #[error("one of the test ids is empty; give test names or paths.")]
+    EmptyTestId,
+    #[error(
+        "the test id `{id}` starts with '-', so the test runner would read it as an option; \
+         give a test name or a path such as tests/test_x.py::test_y."
+    )]
+    OptionLikeTestId { id: String },
+    #[error(
+        "plumb does not know how to run single tests with `{command}`; run the whole suite \
+         (run_tests without `tests`)."
+    )]
+    CannotNarrow { command: String },
+}
+
+/// Counts from the runner's output; `None` when no summary is found, which the caller treats as
+/// "the suite never ran". A summary of zero tests ("no tests ran") is `Some` with every count 0.
+pub fn parse_counts(runner: Runner, stdout: &str, stderr: &str) -> Option<TestCounts> {
+    let text = output::joined(stdout, stderr);
+    match runner {
+        Runner::Pytest => runners::pytest::counts(&text),
+        Runner::Cargo => runners::cargo::counts(&text),
+        Runner::Go => runners::go::counts(&text),
+        Runner::Npm => runners::npm::counts(&text),
+        Runner::Other => runners::pytest::counts(&text)
+            .or_else(|| runners::cargo::counts(&text))
+            .or_else(|| runners::npm::counts(&text))
+            .or_else(|| runners::go::counts(&text)),
+    }
+}
+
+/// The part of the output worth showing the model about failures: for pytest the ERRORS and
+/// FAILURES sections, the short test summary and the final line; for cargo the failure blocks; for
+/// go the output without the passing lines; otherwise the last lines (for `Other`, the pytest or
+/// cargo excerpt when its output has their summary). Colour codes and progress
+/// lines are removed; the caller still shortens the result for the model.
+pub fn failure_excerpt(runner: Runner, stdout: &str, stderr: &str) -> String {
+    let stdout = output::strip_ansi(stdout);
+    let stderr = output::strip_ansi(stderr);
+    match runner {
+        Runner::Pytest => runners::pytest::excerpt(&stdout, &stderr),
+        Runner::Cargo => runners::cargo::excerpt(&stdout, &stderr),
+        Runner::Go => runners::go::excerpt(&stdout, &stderr),
+        Runner::Npm => output::tail(&output::joined(&stdout, &stderr)),
+        // A wrapper (tox, make, a script) around a runner we know: excerpt as that runner.
+        Runner::Other => {
+            let text = output::joined(&stdout, &stderr);
+            if runners::pytest::counts(&text).is_some() {
+                runners::pytest::excerpt(&stdout, &stderr)
+            } else if runners::cargo::counts(&text).is_some() {
+                runners::cargo::excerpt(&stdout, &stderr)
+            } else {
+                output::tail(&text)
+            }
+        }
+    }
+}

@@ -1,1 +1,20 @@
-//! plumb-workspace
+//! plumb-workspace: the throwaway copy of a repository the agent works in, and everything that keeps it
+//! honest: shadow-git checkpoints outside the copy, rollback, the patch against the baseline, and path
+//! confinement for every path a model names.
+//!
+//! The user's repository is only ever read (a walk of its files); no git command runs on it and nothing is
+//! written into it. All git calls go to the shadow dir with an isolated environment (see `git.rs`).
+
+mod confine;
+mod copy;
+mod diff;
+mod error;
+mod git;
+mod ids;
+mod workspace;
+
+pub use confine::MAX_LINKS;
+pub use diff::{ChangeKind, ChangedFile, Patch, sha256_hex};
+pub use error::{ConfineError, WorkspaceError};
+pub use ids::{CommitId, MAX_LABEL_CHARS, MAX_REF_NAME_CHARS, sanitize_label, sanitize_ref_name};
+pub use workspace::{BASELINE_REF, Checkpoint, HOME_DIR, SHADOW_DIR, WORK_DIR, Workspace};

@@ -1,0 +1,463 @@
+//! The `Run` state machine: `prepare`, then `round` until an ending, then `finish`.
+
+use std::time::{Duration, Instant};
+
+use plumb_context::prompt::{self, FirstMessage, Turn};
+use plumb_context::repo_map::{RepoMapOptions, render_outline};
+use plumb_protocol::{
+    CheckReport, Event, Message, Outcome, RunMeta, TestCounts, Timings, ToolCall, Usage,
+};
+use plumb_tools::shorten::shorten;
+use plumb_tools::{DONE_TOOL, Registry, ToolContext, ToolError, run_test_command, sandbox_limits};
+use plumb_verify::TestCommand;
+use plumb_workspace::{CommitId, Workspace};
+
+use crate::journal::Journal;
+use crate::stuck::StuckDetector;
+use crate::{RunError, RunSpec};
+
+/// Notes files looked for at the repository root, first found wins.
+const NOTES_FILES: [&str; 3] = ["AGENTS.md", "CLAUDE.md", ".plumb/notes.md"];
+/// Notes longer than this are cut: they sit in every request.
+const NOTES_MAX_CHARS: usize = 8_000;
+
+/// Why the rounds stopped.
+pub(crate) struct Ending {
+    pub outcome: Outcome,
+    pub reason: String,
+}
+
+impl Ending {
+    pub(crate) fn new(outcome: Outcome, reason: impl Into<String>) -> Self {
+        Self {
+            outcome,
+            reason: reason.into(),
+        }
+    }
+}
+
+/// One run of the loop. Built by [`Run::prepare`], consumed by [`Run::execute`].
+pub struct Run {
+    pub(crate) spec: RunSpec,
+    pub(crate) workspace: Workspace,
+    pub(crate) journal: Journal,
+    pub(crate) registry: Registry,
+    pub(crate) test_command: TestCommand,
+    pub(crate) baseline: TestCounts,
+    pub(crate) head: Vec<Message>,
+    pub(crate) turns: Vec<Turn>,
+    pub(crate) round: u32,
+    pub(crate) usage: Usage,
+    pub(crate) timings: Timings,
+    pub(crate) started: Instant,
+    pub(crate) stuck: StuckDetector,
+    pub(crate) last_checkpoint: CommitId,
+    /// The checks of the last `done`, for the report.
+    pub(crate) checks: Vec<CheckReport>,
+}
+
+impl Run {
+    /// Copies the repository, opens the journal, runs the baseline tests and builds the first context.
+    pub async fn prepare(spec: RunSpec) -> Result<Run, RunError> {
+        let started = Instant::now();
+        if !spec.repo.is_dir() {
+            return Err(RunError::BadInput(format!(
+                "the repository {} is not a directory; pass --repo a folder that holds the project",
+                spec.repo_label
+            )));
+        }
+        let workspace_dir = spec.run_dir.join("workspace");
+        let workspace = Workspace::prepare(&spec.repo, &workspace_dir).map_err(|err| {
+            if err.is_infra() {
+                RunError::Infra(err.to_string())
+            } else {
+                RunError::BadInput(err.to_string())
+            }
+        })?;
+        if let Some(expected) = &spec.expect_base_tree
+            && expected != workspace.base_tree()
+        {
+            return Err(RunError::BadInput(format!(
+                "the repository {} is not the tree the journal was written against (tree {expected}, now {}); restore it to that state and replay again",
+                spec.repo_label,
+                workspace.base_tree()
+            )));
+        }
+        let test_command = resolve_test_command(&spec, &workspace)?;
+        let journal_path = spec
+            .journal_path
+            .clone()
+            .unwrap_or_else(|| spec.run_dir.join("journal.jsonl"));
+        let journal = Journal::create(&journal_path, &spec.run_id)
+            .await
+            .map_err(|err| {
+                RunError::Infra(format!(
+                    "could not create the journal {}: {err}",
+                    journal_path.display()
+                ))
+            })?;
+        let last_checkpoint = workspace.baseline().clone();
+        let mut run = Run {
+            registry: Registry::builtin(),
+            test_command,
+            baseline: TestCounts::default(),
+            head: Vec::new(),
+            turns: Vec::new(),
+            round: 0,
+            usage: Usage::default(),
+            timings: Timings::default(),
+            started,
+            stuck: StuckDetector::default(),
+            last_checkpoint,
+            checks: Vec::new(),
+            spec,
+            workspace,
+            journal,
+        };
+        run.emit(Event::RunStarted {
+            meta: Box::new(run.meta()),
+        })
+        .await;
+        if run.spec.sandbox.kind() == plumb_protocol::SandboxKind::None {
+            let message = format!("{}. Every command the agent causes runs on this machine with your permissions.", run.spec.sandbox.describe());
+            run.emit(Event::Warning { message }).await;
+        }
+        run.emit(Event::Checkpoint {
+            label: "baseline".into(),
+            commit: run.workspace.baseline().to_string(),
+        })
+        .await;
+        run.run_baseline_tests().await?;
+        run.build_head();
+        run.timings.prepare_ms = elapsed_ms(run.started);
+        Ok(run)
+    }
+
+    fn meta(&self) -> RunMeta {
+        RunMeta {
+            run_id: self.spec.run_id.clone(),
+            plumb_version: env!("CARGO_PKG_VERSION").to_string(),
+            repo: self.spec.repo_label.clone(),
+            base_commit: self.workspace.baseline().to_string(),
+            base_tree: self.workspace.base_tree().to_string(),
+            model: self.spec.model.name(),
+            ticket: self.spec.ticket.clone(),
+            test_command: self.test_command.argv.clone(),
+            sandbox: self.spec.sandbox.kind(),
+            config: self.spec.config.to_toml(),
+        }
+    }
+
+    async fn run_baseline_tests(&mut self) -> Result<(), RunError> {
+        let run = run_test_command(
+            self.spec.sandbox.as_ref(),
+            self.workspace.root(),
+            &self.test_command,
+            &[],
+            sandbox_limits(&self.spec.config),
+            &self.spec.cancel,
+        )
+        .await
+        .map_err(|err| match err {
+            ToolError::Infra(text) => RunError::Infra(text),
+            ToolError::RespondToModel(text) => RunError::BadInput(text),
+        })?;
+        self.timings.commands_ms += run.duration.as_millis() as u64;
+        self.emit(Event::BaselineTests {
+            counts: run.counts.unwrap_or_default(),
+            exit_code: run.exit_code,
+            duration_ms: run.duration.as_millis() as u64,
+        })
+        .await;
+        match run.counts {
+            Some(counts) if !run.timed_out && counts.total() > 0 => {
+                self.baseline = counts;
+                Ok(())
+            }
+            _ => Err(RunError::BadInput(format!(
+                "the test command did not run on the untouched repository: {}. Fix the project's test setup or pass --test-cmd with a command that runs its tests",
+                run.headline()
+            ))),
+        }
+    }
+
+    fn build_head(&mut self) {
+        let root = self.workspace.root();
+        let notes = NOTES_FILES.iter().find_map(|name| {
+            let text = std::fs::read_to_string(root.join(name)).ok()?;
+            let cut: String = text.chars().take(NOTES_MAX_CHARS).collect();
+            Some((*name, cut))
+        });
+        let options = RepoMapOptions {
+            max_chars: self.spec.config.limits.repo_map_chars,
+            max_files: 2_000,
+        };
+        let repo_map = render_outline(root, None, &options)
+            .unwrap_or_else(|err| format!("(no repository map: {err})"));
+        let command = self.test_command.argv.join(" ");
+        let baseline = self.baseline.summary();
+        let first = prompt::first_message(&FirstMessage {
+            ticket: &self.spec.ticket,
+            notes: notes.as_ref().map(|(name, text)| (*name, text.as_str())),
+            test_command: &command,
+            baseline: &baseline,
+            repo_map: &repo_map,
+        });
+        self.head = vec![Message::system(prompt::RULES), Message::user(first)];
+    }
+
+    /// Runs rounds until an ending, then finishes: the final report.
+    pub async fn execute(mut self) -> plumb_protocol::FinalReport {
+        let ending = loop {
+            if let Some(ending) = self.round().await {
+                break ending;
+            }
+        };
+        self.finish(ending).await
+    }
+
+    /// One round: ask the model, run what it asks for. `Some` ends the run.
+    async fn round(&mut self) -> Option<Ending> {
+        if let Some(ending) = self.limits_reached() {
+            return Some(ending);
+        }
+        self.round += 1;
+        let round = self.round;
+        let messages = prompt::build_messages(
+            &self.head,
+            &self.turns,
+            self.spec.config.limits.full_results_kept,
+        );
+        self.emit(Event::ModelRequest {
+            round,
+            messages: messages.clone(),
+        })
+        .await;
+        let request = plumb_model::ModelRequest {
+            messages,
+            tools: self.registry.specs(),
+        };
+        let asked = Instant::now();
+        let reply = tokio::select! {
+            reply = self.spec.model.complete(&request) => reply,
+            () = self.spec.cancel.cancelled() => {
+                return Some(Ending::new(Outcome::Cancelled, "the run was cancelled while the model was thinking"));
+            }
+        };
+        let duration_ms = elapsed_ms(asked);
+        self.timings.model_ms += duration_ms;
+        let reply = match reply {
+            Ok(reply) => reply,
+            Err(err) => {
+                return Some(Ending::new(
+                    Outcome::InfraError,
+                    format!("the model failed: {err}"),
+                ));
+            }
+        };
+        self.usage.add(&reply.usage);
+        self.emit(Event::ModelReply {
+            round,
+            reply: reply.clone(),
+            duration_ms,
+        })
+        .await;
+        if reply.exhausted {
+            return Some(Ending::new(
+                Outcome::ModelStopped,
+                "the model had nothing more to say before the checks passed",
+            ));
+        }
+        self.turns.push(Turn::Assistant {
+            content: reply.content.clone(),
+            tool_calls: reply.tool_calls.clone(),
+        });
+        if reply.tool_calls.is_empty() {
+            let note = "Your reply had no tool call. Call exactly one tool; call done when you are finished.";
+            self.turns.push(Turn::Note(note.to_string()));
+            self.emit(Event::Note {
+                round,
+                text: note.to_string(),
+            })
+            .await;
+            return self.count_failure("(no tool call)", &serde_json::Value::Null);
+        }
+        for call in &reply.tool_calls {
+            if let Some(ending) = self.call_tool(call).await {
+                return Some(ending);
+            }
+        }
+        if let Err(err) = self.checkpoint(&format!("round {round}")).await {
+            return Some(err);
+        }
+        None
+    }
+
+    fn limits_reached(&self) -> Option<Ending> {
+        let limits = &self.spec.config.limits;
+        if self.spec.cancel.is_cancelled() {
+            return Some(Ending::new(Outcome::Cancelled, "the run was cancelled"));
+        }
+        let max_rounds = self.spec.config.max_rounds();
+        if self.round >= max_rounds {
+            return Some(Ending::new(
+                Outcome::RoundLimit,
+                format!("the round limit ({max_rounds}) was reached before the checks passed"),
+            ));
+        }
+        if limits.wall_clock_secs > 0 && self.started.elapsed() >= Duration::from_secs(limits.wall_clock_secs) {
+            return Some(Ending::new(
+                Outcome::BudgetExceeded,
+                format!("the wall-clock budget ({} s) ran out", limits.wall_clock_secs),
+            ));
+        }
+        let tokens = self.usage.input_tokens + self.usage.output_tokens;
+        if limits.max_tokens > 0 && tokens >= limits.max_tokens {
+            return Some(Ending::new(
+                Outcome::BudgetExceeded,
+                format!("the token budget ({}) ran out", limits.max_tokens),
+            ));
+        }
+        if limits.max_usd > 0.0 && self.usage.usd >= limits.max_usd {
+            return Some(Ending::new(
+                Outcome::BudgetExceeded,
+                format!("the cost budget (${:.2}) ran out", limits.max_usd),
+            ));
+        }
+        None
+    }
+
+    /// Runs one tool call (or answers `done`) and records its result.
+    async fn call_tool(&mut self, call: &ToolCall) -> Option<Ending> {
+        let round = self.round;
+        self.emit(Event::ToolStarted {
+            round,
+            call_id: call.id.clone(),
+            name: call.name.clone(),
+            arguments: call.arguments.clone(),
+        })
+        .await;
+        let started = Instant::now();
+        let (result, verified, line_limit) = if call.name == DONE_TOOL {
+            match self.answer_done(&call.arguments).await {
+                Ok(done) => (done.result, done.verified, usize::MAX),
+                Err(ending) => return Some(ending),
+            }
+        } else {
+            let ctx = ToolContext {
+                workspace: &self.workspace,
+                sandbox: self.spec.sandbox.as_ref(),
+                config: &self.spec.config,
+                test_command: Some(&self.test_command),
+                cancel: &self.spec.cancel,
+            };
+            let limit = self
+                .registry
+                .get(&call.name)
+                .map(|tool| tool.output_line_limit(&ctx))
+                .unwrap_or(self.spec.config.limits.tool_output_lines);
+            let result = self.registry.call(&ctx, &call.name, &call.arguments).await;
+            (result, false, limit)
+        };
+        let duration_ms = elapsed_ms(started);
+        self.timings.tools_ms += duration_ms;
+        let (ok, output, summary, changed) = match result {
+            Ok(out) => {
+                self.timings.commands_ms += out.command_time.as_millis() as u64;
+                (true, out.text, out.summary, out.changed)
+            }
+            Err(ToolError::RespondToModel(text)) => {
+                let summary = text.lines().next().unwrap_or_default().to_string();
+                (false, format!("Error: {text}"), summary, false)
+            }
+            Err(ToolError::Infra(text)) => {
+                return Some(Ending::new(Outcome::InfraError, text));
+            }
+        };
+        let shown = shorten(&output, line_limit).text;
+        self.turns.push(Turn::ToolResult {
+            call_id: call.id.clone(),
+            text: shown,
+            one_line: format!("{}: {summary}", call.name),
+        });
+        self.emit(Event::ToolFinished {
+            round,
+            call_id: call.id.clone(),
+            name: call.name.clone(),
+            ok: ok && (call.name != DONE_TOOL || verified),
+            summary,
+            output,
+            duration_ms,
+        })
+        .await;
+        if changed && let Err(ending) = self.checkpoint(&format!("{} round {round}", call.name)).await {
+            return Some(ending);
+        }
+        if verified {
+            return Some(Ending::new(Outcome::Success, "the model said done and every check passed"));
+        }
+        let failed = !ok || call.name == DONE_TOOL;
+        if failed {
+            return self.count_failure(&call.name, &call.arguments);
+        }
+        self.stuck.succeeded();
+        None
+    }
+
+    fn count_failure(&mut self, tool: &str, args: &serde_json::Value) -> Option<Ending> {
+        let repeats = self.stuck.failed(tool, args);
+        let limit = self.spec.config.limits.stuck_repeats.max(1);
+        (repeats >= limit).then(|| {
+            Ending::new(
+                Outcome::Stuck,
+                format!("the same failed action ({tool}) came {repeats} times in a row"),
+            )
+        })
+    }
+
+    /// Commits the workspace if it changed since the last checkpoint.
+    pub(crate) async fn checkpoint(&mut self, label: &str) -> Result<(), Ending> {
+        let commit = self
+            .workspace
+            .checkpoint(label)
+            .map_err(|err| Ending::new(Outcome::InfraError, format!("checkpoint failed: {err}")))?;
+        if commit != self.last_checkpoint {
+            self.last_checkpoint = commit.clone();
+            self.emit(Event::Checkpoint {
+                label: label.to_string(),
+                commit: commit.to_string(),
+            })
+            .await;
+        }
+        Ok(())
+    }
+
+    /// Sends an event to the journal and to the observer, if any.
+    pub(crate) async fn emit(&self, event: Event) {
+        if let Some(observer) = &self.spec.observer {
+            let _ = observer.send(event.clone()).await;
+        }
+        self.journal.write(event).await;
+    }
+}
+
+fn resolve_test_command(spec: &RunSpec, workspace: &Workspace) -> Result<TestCommand, RunError> {
+    if let Some(cmd) = &spec.test_command {
+        return Ok(cmd.clone());
+    }
+    if let Some(text) = &spec.config.test_command {
+        return plumb_verify::parse_command(text).map_err(|err| {
+            RunError::BadInput(format!("test_command in plumb.toml: {err}"))
+        });
+    }
+    plumb_verify::detect(workspace.root()).ok_or_else(|| {
+        RunError::BadInput(format!(
+            "plumb could not tell how to run the tests of {}; pass --test-cmd \"COMMAND\" or set test_command in plumb.toml",
+            spec.repo_label
+        ))
+    })
+}
+
+pub(crate) fn elapsed_ms(since: Instant) -> u64 {
+    since.elapsed().as_millis() as u64
+}

@@ -1,0 +1,168 @@
+//! `plumb fix`: check the inputs, build the run, print progress, print the result.
+
+use std::path::PathBuf;
+
+use plumb_agent::{RunSpec, new_run_id};
+use plumb_protocol::{CheckStatus, FinalReport, SandboxKind};
+use tokio_util::sync::CancellationToken;
+
+use crate::args::{FixArgs, SandboxArg};
+use crate::{Failure, progress, setup};
+
+pub(crate) async fn run(args: FixArgs, overrides: &[String]) -> Result<i32, Failure> {
+    let repo = local_repo(&args.repo)?;
+    let ticket = read_ticket(&args)?;
+    let mut overrides = overrides.to_vec();
+    if let Some(n) = args.max_rounds {
+        overrides.push(format!("limits.max_rounds={n}"));
+    }
+    if let Some(sandbox) = args.sandbox {
+        let name = match sandbox {
+            SandboxArg::Bwrap => "bwrap",
+            SandboxArg::Gvisor => "gvisor",
+            SandboxArg::None => "none",
+        };
+        overrides.push(format!("sandbox=\"{name}\""));
+    }
+    let config = setup::load_config(Some(&repo), overrides)?;
+    let model_text = args.model.clone().unwrap_or_else(|| config.model.clone());
+    let model = setup::connect_model(&model_text)?;
+    let test_command = args
+        .test_cmd
+        .as_deref()
+        .map(plumb_verify::parse_command)
+        .transpose()
+        .map_err(|err| Failure::bad_input(format!("--test-cmd: {err}")))?;
+    let run_id = new_run_id();
+    let run_dir = setup::runs_dir(&config)?.join(&run_id);
+    std::fs::create_dir_all(&run_dir).map_err(|err| {
+        Failure::bad_input(format!(
+            "could not create the run folder {}: {err}; set runs_dir in plumb.toml or PLUMB_HOME to a writable folder",
+            run_dir.display()
+        ))
+    })?;
+    let sandbox = setup::build_sandbox(config.sandbox, run_dir.join("sandbox"))?;
+    let cancel = CancellationToken::new();
+    progress::cancel_on_ctrl_c(cancel.clone());
+    let (observer, printer) = progress::start(args.json);
+    let spec = RunSpec {
+        repo_label: repo.display().to_string(),
+        repo,
+        ticket,
+        model,
+        config,
+        test_command,
+        sandbox,
+        run_id,
+        run_dir,
+        journal_path: args.journal.clone(),
+        cancel,
+        observer: Some(observer),
+        expect_base_tree: None,
+    };
+    let result = plumb_agent::run(spec).await;
+    let _ = printer.await;
+    let report = result?;
+    if let Some(out) = &args.out
+        && !report.patch.is_empty()
+    {
+        std::fs::write(out, &report.patch).map_err(|err| {
+            Failure::infra(format!("could not write the patch to {}: {err}", out.display()))
+        })?;
+    }
+    print_report(&report, args.json);
+    Ok(report.outcome.exit_code())
+}
+
+/// The repository folder, or a sentence saying what is wrong with the path.
+fn local_repo(text: &str) -> Result<PathBuf, Failure> {
+    if text.contains("://") || text.starts_with("git@") {
+        return Err(Failure::bad_input(format!(
+            "--repo {text} looks like a URL; this build of plumb takes a local folder, so clone it first and pass the folder"
+        )));
+    }
+    let path = PathBuf::from(text);
+    let meta = std::fs::metadata(&path).map_err(|_| {
+        Failure::bad_input(format!(
+            "--repo {text} does not exist; pass the folder of the repository to fix"
+        ))
+    })?;
+    if !meta.is_dir() {
+        return Err(Failure::bad_input(format!(
+            "--repo {text} is a file, not a folder; pass the folder of the repository to fix"
+        )));
+    }
+    path.canonicalize()
+        .map_err(|err| Failure::bad_input(format!("--repo {text} cannot be opened: {err}")))
+}
+
+fn read_ticket(args: &FixArgs) -> Result<String, Failure> {
+    let text = match (&args.ticket, &args.ticket_text) {
+        (Some(path), _) => std::fs::read_to_string(path).map_err(|err| {
+            let why = if path.exists() {
+                err.to_string()
+            } else {
+                "no such file".to_string()
+            };
+            Failure::bad_input(format!(
+                "--ticket {} cannot be read ({why}); pass a readable file, or the text with --ticket-text",
+                path.display()
+            ))
+        })?,
+        (None, Some(text)) => text.clone(),
+        (None, None) => {
+            return Err(Failure::bad_input(
+                "no ticket given; pass --ticket FILE or --ticket-text TEXT",
+            ));
+        }
+    };
+    if text.trim().is_empty() {
+        return Err(Failure::bad_input(
+            "the ticket is empty; say what should change in --ticket FILE or --ticket-text TEXT",
+        ));
+    }
+    Ok(text)
+}
+
+/// The end of a run: with `--json` the report alone on stdout; else the patch on stdout and the
+/// checks, the outcome and the journal's path on stderr.
+pub(crate) fn print_report(report: &FinalReport, json: bool) {
+    if json {
+        match serde_json::to_string_pretty(report) {
+            Ok(text) => println!("{text}"),
+            Err(err) => eprintln!("plumb: the report could not be written as JSON: {err}"),
+        }
+        return;
+    }
+    if !report.patch.is_empty() {
+        print!("{}", report.patch);
+    }
+    eprintln!();
+    eprintln!("checks:");
+    for check in &report.checks {
+        let mark = match check.status {
+            CheckStatus::Passed => "passed ",
+            CheckStatus::Failed => "FAILED ",
+            CheckStatus::Flagged => "FLAGGED",
+            CheckStatus::NotRun => "not run",
+        };
+        eprintln!("  {mark}  {:<10} {}", check.step.as_str(), check.evidence);
+    }
+    if report.sandbox == SandboxKind::None {
+        eprintln!("  WARNING  commands ran without a sandbox (--sandbox none)");
+    }
+    eprintln!(
+        "outcome: {} after {} rounds — {}",
+        report.outcome.as_str(),
+        report.rounds,
+        report.reason
+    );
+    if !report.patch_sha256.is_empty() {
+        eprintln!("patch sha256: {}", report.patch_sha256);
+    }
+    if let Some(kept) = &report.attempt_ref {
+        eprintln!("failed attempt kept as {kept} in {}/workspace/shadow.git", report.workspace);
+    }
+    eprintln!("journal: {}", report.journal);
+    eprintln!("run folder: {}", report.workspace);
+}

@@ -1,0 +1,130 @@
+//! Live progress on stderr: one line per tool call (round, tool, arguments in short, outcome),
+//! plus the baseline, checkpoints, checks and warnings. Reads the run's event stream.
+
+use std::collections::HashMap;
+
+use plumb_protocol::{CheckStatus, Event};
+use serde_json::Value;
+use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+/// Starts the printer; returns the sender to give the run and the task to await at the end.
+pub(crate) fn start(quiet_stdout: bool) -> (mpsc::Sender<Event>, JoinHandle<()>) {
+    let (tx, mut rx) = mpsc::channel::<Event>(64);
+    let task = tokio::spawn(async move {
+        let _ = quiet_stdout; // progress never goes to stdout, --json or not
+        // Arguments are shown with the outcome, so a round is one line.
+        let mut pending_args: HashMap<String, String> = HashMap::new();
+        while let Some(event) = rx.recv().await {
+            match &event {
+                Event::ToolStarted {
+                    call_id, arguments, ..
+                } => {
+                    pending_args.insert(call_id.clone(), short_args(arguments));
+                }
+                Event::ToolFinished {
+                    round,
+                    call_id,
+                    name,
+                    ok,
+                    summary,
+                    ..
+                } => {
+                    let args = pending_args.remove(call_id).unwrap_or_default();
+                    let mark = if *ok { "→" } else { "✗" };
+                    eprintln!("round {round:>2}  {name:<11} {args:<40} {mark} {summary}");
+                }
+                other => {
+                    if let Some(line) = render(other) {
+                        eprintln!("{line}");
+                    }
+                }
+            }
+        }
+    });
+    (tx, task)
+}
+
+/// The first Ctrl-C cancels the run cleanly (rollback, report, journal); a second one is the
+/// terminal's default.
+pub(crate) fn cancel_on_ctrl_c(cancel: CancellationToken) {
+    tokio::spawn(async move {
+        if tokio::signal::ctrl_c().await.is_ok() {
+            eprintln!("plumb: cancelling (rolling back; press Ctrl-C again to stop at once)");
+            cancel.cancel();
+            if tokio::signal::ctrl_c().await.is_ok() {
+                std::process::exit(130);
+            }
+        }
+    });
+}
+
+fn render(event: &Event) -> Option<String> {
+    match event {
+        Event::RunStarted { meta } => Some(format!(
+            "plumb: run {} on {} (model {}, sandbox {})",
+            meta.run_id,
+            meta.repo,
+            meta.model,
+            meta.sandbox.as_str()
+        )),
+        Event::Warning { message } => Some(format!("plumb: WARNING: {message}")),
+        Event::BaselineTests {
+            counts,
+            duration_ms,
+            ..
+        } => Some(format!(
+            "baseline tests: {} ({:.2} s)",
+            counts.summary(),
+            *duration_ms as f64 / 1000.0
+        )),
+        Event::Check { check } => {
+            let mark = match check.status {
+                CheckStatus::Passed => "passed",
+                CheckStatus::Failed => "FAILED",
+                CheckStatus::Flagged => "FLAGGED",
+                CheckStatus::NotRun => return None,
+            };
+            Some(format!("  check {}: {mark} — {}", check.step.as_str(), check.evidence))
+        }
+        Event::Note { round, text } => Some(format!("round {round:>2}  note: {text}")),
+        Event::RolledBack {
+            attempt_ref,
+            ..
+        } => Some(match attempt_ref {
+            Some(kept) => format!("rolled back to the baseline; the attempt is kept as {kept}"),
+            None => "rolled back to the baseline (nothing had changed)".to_string(),
+        }),
+        Event::ToolStarted { .. }
+        | Event::ToolFinished { .. }
+        | Event::ModelRequest { .. }
+        | Event::ModelReply { .. }
+        | Event::Checkpoint { .. }
+        | Event::RunFinished { .. } => None,
+    }
+}
+
+/// `path=a.py query="gst"`: the arguments that tell calls apart, cut to a line.
+fn short_args(arguments: &Value) -> String {
+    let Value::Object(map) = arguments else {
+        return String::new();
+    };
+    let mut parts = Vec::new();
+    for key in ["path", "query", "tests", "argv", "start_line"] {
+        if let Some(value) = map.get(key) {
+            let text = match value {
+                Value::String(s) => s.clone(),
+                other => other.to_string(),
+            };
+            parts.push(format!("{key}={text}"));
+        }
+    }
+    let line = parts.join(" ");
+    if line.chars().count() > 80 {
+        let cut: String = line.chars().take(79).collect();
+        format!("{cut}…")
+    } else {
+        line
+    }
+}

@@ -1,0 +1,70 @@
+//! Turning flags and settings into the parts of a `RunSpec`: the layered config, the runs folder,
+//! the model client and the sandbox. Every error here is bad input (exit 2) with a sentence that
+//! names what to change, except a sandbox that cannot be built (exit 3).
+
+use std::path::{Path, PathBuf};
+
+use plumb_config::{Config, ConfigSources};
+use plumb_model::{ModelClient, ModelSpec};
+use plumb_protocol::SandboxKind;
+use plumb_sandbox::Sandbox;
+
+use crate::Failure;
+
+/// Loads global → repository → `-c` settings.
+pub(crate) fn load_config(repo: Option<&Path>, overrides: Vec<String>) -> Result<Config, Failure> {
+    let global = std::env::var_os("XDG_CONFIG_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".config")))
+        .map(|dir| dir.join("plumb").join("plumb.toml"));
+    let repo = repo.and_then(|root| {
+        [root.join("plumb.toml"), root.join(".plumb").join("plumb.toml")]
+            .into_iter()
+            .find(|p| p.is_file())
+    });
+    plumb_config::load(&ConfigSources {
+        global,
+        repo,
+        overrides,
+    })
+    .map_err(|err| Failure::bad_input(err.to_string()))
+}
+
+/// `runs_dir` from the settings, else `$PLUMB_HOME/runs`, else `~/.local/state/plumb/runs`.
+pub(crate) fn runs_dir(config: &Config) -> Result<PathBuf, Failure> {
+    if let Some(dir) = &config.runs_dir {
+        return Ok(dir.clone());
+    }
+    if let Some(home) = std::env::var_os("PLUMB_HOME") {
+        return Ok(PathBuf::from(home).join("runs"));
+    }
+    let state = std::env::var_os("XDG_STATE_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local").join("state")))
+        .ok_or_else(|| {
+            Failure::bad_input("neither HOME nor PLUMB_HOME is set; set PLUMB_HOME to a folder where plumb may keep its runs")
+        })?;
+    Ok(state.join("plumb").join("runs"))
+}
+
+pub(crate) fn connect_model(spec_text: &str) -> Result<Box<dyn ModelClient>, Failure> {
+    let spec = ModelSpec::parse(spec_text).map_err(|err| Failure::bad_input(err.to_string()))?;
+    plumb_model::connect(&spec).map_err(|err| {
+        if err.is_bad_input() {
+            Failure::bad_input(err.to_string())
+        } else {
+            Failure::infra(err.to_string())
+        }
+    })
+}
+
+/// The sandbox of the settings. Only `none` exists in this build; the others say so.
+pub(crate) fn build_sandbox(kind: SandboxKind, scratch: PathBuf) -> Result<Box<dyn Sandbox>, Failure> {
+    match kind {
+        SandboxKind::None => Ok(Box::new(plumb_sandbox::NoSandbox::new(scratch))),
+        SandboxKind::Bwrap | SandboxKind::Gvisor => Err(Failure::bad_input(format!(
+            "the {} sandbox is not in this build of plumb yet; pass --sandbox none (commands then run unsandboxed, and every run says so)",
+            kind.as_str()
+        ))),
+    }
+}

@@ -1,0 +1,3 @@
+//! Integration tests of the `plumb` binary, compiled as one test binary.
+
+mod suite;

@@ -1,0 +1,85 @@
+//! Running the real `plumb` binary against fixture repositories.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use plumb_protocol::{Event, FinalReport, JournalLine};
+
+/// A fixture repository (a git repo holding a copy of examples/billing) and a private PLUMB_HOME.
+pub struct Fixture {
+    pub repo: tempfile::TempDir,
+    pub home: tempfile::TempDir,
+}
+
+impl Fixture {
+    pub fn billing() -> Self {
+        Self {
+            repo: plumb_test_support::git_repo_from(&plumb_test_support::billing_example()),
+            home: tempfile::tempdir().unwrap(),
+        }
+    }
+
+    pub fn repo_path(&self) -> &Path {
+        self.repo.path()
+    }
+
+    pub fn ticket(&self) -> PathBuf {
+        self.repo.path().join("BILL-412.md")
+    }
+
+    /// A path for a script file inside the private home.
+    pub fn script_path(&self, name: &str) -> PathBuf {
+        self.home.path().join(name)
+    }
+
+    /// `plumb fix` on the fixture with a script, JSON report.
+    pub fn fix_with_script(&self, script: &Path, extra: &[&str]) -> Output {
+        let model = format!("script:{}", script.display());
+        let repo = self.repo_path().display().to_string();
+        let ticket = self.ticket().display().to_string();
+        let mut args = vec!["fix", "--repo", &repo, "--ticket", &ticket, "--model", &model, "--json", "--sandbox", "none"];
+        args.extend_from_slice(extra);
+        plumb(self.home.path(), &args)
+    }
+}
+
+/// Runs the plumb binary with a private PLUMB_HOME and no config of the user's.
+pub fn plumb(home: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_plumb"))
+        .args(args)
+        .env("PLUMB_HOME", home)
+        .env("XDG_CONFIG_HOME", home.join("config"))
+        .output()
+        .unwrap()
+}
+
+pub fn report(output: &Output) -> FinalReport {
+    serde_json::from_slice(&output.stdout).unwrap_or_else(|err| {
+        panic!(
+            "stdout is not a report ({err}).\nstdout: {}\nstderr: {}",
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        )
+    })
+}
+
+pub fn journal_events(report: &FinalReport) -> Vec<Event> {
+    let text = std::fs::read_to_string(&report.journal).unwrap();
+    text.lines()
+        .map(|line| serde_json::from_str::<JournalLine>(line).unwrap().event)
+        .collect()
+}
+
+pub fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+/// The workspace copy of a run.
+pub fn work_dir(report: &FinalReport) -> PathBuf {
+    PathBuf::from(&report.workspace).join("workspace").join("work")
+}
+
+/// The shadow git dir of a run.
+pub fn shadow_git(report: &FinalReport) -> PathBuf {
+    PathBuf::from(&report.workspace).join("workspace").join("shadow.git")
+}

@@ -1,0 +1,3 @@
+mod outline;
+mod repo_map;
+mod syntax;

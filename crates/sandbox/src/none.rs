@@ -1,0 +1,84 @@
+//! `--sandbox none`: commands run directly on this machine, as the current user, with the
+//! scrubbed environment, a private HOME/TMPDIR, the time limit (whole process group killed),
+//! the output cap, `RLIMIT_FSIZE` and no core files. Memory, CPU and process limits, the
+//! read-only system and the network cut-off are *not* enforced, and are not reported as
+//! enforced. Only behind an explicit flag; front ends say so on every run ([`Sandbox::describe`]).
+
+use std::path::PathBuf;
+
+use tokio_util::sync::CancellationToken;
+
+use crate::scratch::PrivateDirs;
+use crate::supervise::{Launch, cancelled_before_start, check_spec, supervise};
+use crate::sys::Rlimits;
+use crate::{CommandOutput, CommandSpec, EnvPolicy, Sandbox, SandboxError, SandboxKind};
+
+/// The `none` backend.
+#[derive(Debug, Clone)]
+pub struct NoSandbox {
+    scratch_dir: PathBuf,
+    env: EnvPolicy,
+}
+
+impl NoSandbox {
+    /// A backend whose private HOME/TMPDIR directories are made fresh per command under
+    /// `scratch_dir`, inheriting the allowlisted variables of this process's environment.
+    pub fn new(scratch_dir: PathBuf) -> Self {
+        Self {
+            scratch_dir,
+            env: EnvPolicy::from_process(),
+        }
+    }
+
+    /// Replaces the environment policy, e.g. with one built from a given parent environment.
+    pub fn with_env_policy(mut self, env: EnvPolicy) -> Self {
+        self.env = env;
+        self
+    }
+}
+
+#[async_trait::async_trait]
+impl Sandbox for NoSandbox {
+    fn kind(&self) -> SandboxKind {
+        SandboxKind::None
+    }
+
+    fn describe(&self) -> String {
+        "no sandbox: commands run directly on this machine (--sandbox none); only the time \
+         limit, the output cap and the file-size limit are enforced — no memory, CPU or \
+         process limits, no read-only system, and the network is open"
+            .to_owned()
+    }
+
+    async fn run(
+        &self,
+        cmd: &CommandSpec,
+        cancel: &CancellationToken,
+    ) -> Result<CommandOutput, SandboxError> {
+        if cancel.is_cancelled() {
+            return Ok(cancelled_before_start());
+        }
+        let program = check_spec(cmd).await?.to_owned();
+        let dirs = PrivateDirs::create(&self.scratch_dir)?;
+        let result = match self.env.environment(dirs.home(), dirs.tmp(), &cmd.env) {
+            Ok(env) => {
+                let launch = Launch {
+                    shown_program: program.clone(),
+                    program,
+                    args: cmd.argv.iter().skip(1).cloned().collect(),
+                    env,
+                    cwd: cmd.workdir.clone(),
+                    rlimits: Rlimits {
+                        file_bytes: Some(cmd.limits.max_file_bytes),
+                        no_core_dumps: true,
+                    },
+                    backend_enforced: Vec::new(),
+                };
+                supervise(launch, &cmd.limits, cancel).await
+            }
+            Err(e) => Err(e),
+        };
+        dirs.remove().await;
+        result
+    }
+}

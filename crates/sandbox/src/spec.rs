@@ -1,0 +1,101 @@
+//! What to run ([`CommandSpec`], [`Limits`]) and what came back ([`CommandOutput`]).
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// One command to run: no shell, the argv is passed as is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CommandSpec {
+    /// Program and arguments; the program is looked up on the sandbox's `PATH`.
+    pub argv: Vec<String>,
+    /// The workspace root, absolute; the command starts here.
+    pub workdir: PathBuf,
+    /// Extra variables on top of the [`crate::EnvPolicy`] allowlist; they win over it.
+    pub env: Vec<(String, String)>,
+    pub limits: Limits,
+}
+
+impl CommandSpec {
+    /// A command with no extra environment and the default limits.
+    pub fn new(argv: Vec<String>, workdir: PathBuf) -> Self {
+        Self {
+            argv,
+            workdir,
+            env: Vec::new(),
+            limits: Limits::default(),
+        }
+    }
+}
+
+/// Resource limits for one command. Which of them a backend really enforced is reported in
+/// [`CommandOutput::enforced`]; `none` enforces only the time, output and file-size limits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// Wall-clock limit; when it passes the whole process tree is killed.
+    pub timeout: Duration,
+    pub memory_bytes: u64,
+    pub cpus: u32,
+    /// Processes and threads the command may have at once.
+    pub max_processes: u32,
+    /// The largest file the command may write (`RLIMIT_FSIZE`).
+    pub max_file_bytes: u64,
+    /// Bytes kept per stream; past this the *tail* is kept and the rest counted as dropped.
+    pub output_bytes: usize,
+}
+
+impl Default for Limits {
+    /// DESIGN.md §8: 300 s, 4 GiB, 2 CPUs; the rest are ours.
+    fn default() -> Self {
+        Self {
+            timeout: Duration::from_secs(300),
+            memory_bytes: 4 << 30,
+            cpus: 2,
+            max_processes: 1024,
+            max_file_bytes: 1 << 30,
+            output_bytes: 1 << 20,
+        }
+    }
+}
+
+/// The names used in [`CommandOutput::enforced`].
+pub mod enforced {
+    /// The wall-clock limit, with the whole process group killed.
+    pub const TIMEOUT: &str = "timeout";
+    /// Output kept per stream is capped at `Limits::output_bytes`.
+    pub const OUTPUT_CAP: &str = "output cap";
+    /// `RLIMIT_FSIZE` set to `Limits::max_file_bytes`.
+    pub const FILE_SIZE: &str = "file size";
+    /// `RLIMIT_CORE` set to 0, so a crash cannot fill the disk with a core file.
+    pub const NO_CORE_DUMPS: &str = "no core dumps";
+}
+
+/// What a command did. A command that failed is still an output; only a command that could
+/// not be run is a [`crate::SandboxError`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CommandOutput {
+    /// The exit code, when the process exited on its own.
+    pub exit_code: Option<i32>,
+    /// The signal that ended the process (`SIGKILL` after a timeout or cancel).
+    pub signal: Option<i32>,
+    /// The tail of standard output, lossy UTF-8.
+    pub stdout: String,
+    /// The tail of standard error, lossy UTF-8.
+    pub stderr: String,
+    pub timed_out: bool,
+    pub cancelled: bool,
+    /// Bytes of standard output dropped from the front to keep the tail.
+    pub stdout_truncated_bytes: u64,
+    /// Bytes of standard error dropped from the front to keep the tail.
+    pub stderr_truncated_bytes: u64,
+    /// Wall-clock time from spawn until the output was collected.
+    pub duration: Duration,
+    /// Which limits were actually enforced, by the names in [`enforced`].
+    pub enforced: Vec<String>,
+}
+
+impl CommandOutput {
+    /// True when the command ran to the end and exited with code 0.
+    pub fn success(&self) -> bool {
+        self.exit_code == Some(0) && !self.timed_out && !self.cancelled
+    }
+}

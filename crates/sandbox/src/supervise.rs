@@ -1,0 +1,225 @@
+//! Running one prepared process under the shared limits; every backend ends here.
+//!
+//! Order of steps:
+//! 1. Spawn with a cleared environment, stdin from /dev/null, both output streams piped, in a
+//!    new process group (`process_group(0)`), with rlimits set between fork and exec.
+//! 2. Read stdout and stderr concurrently into tail-keeping capped buffers (reading them one
+//!    after the other would deadlock once the other pipe fills).
+//! 3. Wait for the first of: the cancel token, the process exiting, the wall-clock deadline.
+//! 4. `SIGKILL` the whole process group — on timeout and cancel, and also after a normal exit,
+//!    so nothing the command left running in the background outlives it (as a PID namespace
+//!    would guarantee for the namespacing backends).
+//! 5. Keep reading for at most [`GRACE_AFTER_KILL`]: a process that left the group (`setsid`)
+//!    may still hold a pipe, and must not hang us.
+//!
+//! If the future is dropped part-way, a guard kills the process group.
+
+use std::os::unix::process::ExitStatusExt;
+use std::path::PathBuf;
+use std::process::{ExitStatus, Stdio};
+use std::time::Duration;
+
+use tokio::process::Command;
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+use crate::capture::capture;
+use crate::spec::enforced;
+use crate::sys::{self, Rlimits};
+use crate::{CommandOutput, CommandSpec, Limits, SandboxError};
+
+/// How long output is still read after the process group was killed.
+pub const GRACE_AFTER_KILL: Duration = Duration::from_secs(1);
+
+/// A process ready to spawn: what a backend makes of a [`CommandSpec`].
+#[derive(Debug, Clone)]
+pub(crate) struct Launch {
+    /// The program as the command named it, for error messages (a backend's launcher such
+    /// as `bwrap` is not what the user asked to run).
+    pub(crate) shown_program: String,
+    pub(crate) program: String,
+    pub(crate) args: Vec<String>,
+    /// The complete environment; nothing is inherited.
+    pub(crate) env: Vec<(String, String)>,
+    pub(crate) cwd: PathBuf,
+    pub(crate) rlimits: Rlimits,
+    /// Limits the backend itself enforces (beyond the timeout, output cap and rlimits,
+    /// which are reported here), by the names in [`enforced`].
+    pub(crate) backend_enforced: Vec<String>,
+}
+
+/// Checks what every backend needs of a spec: a program, and an absolute working directory
+/// that exists. Returns the program.
+pub(crate) async fn check_spec(spec: &CommandSpec) -> Result<&str, SandboxError> {
+    let program = spec
+        .argv
+        .first()
+        .filter(|p| !p.is_empty())
+        .ok_or(SandboxError::EmptyCommand)?;
+    let workdir_err = |reason: &str| SandboxError::Workdir {
+        path: spec.workdir.clone(),
+        reason: reason.to_owned(),
+    };
+    if !spec.workdir.is_absolute() {
+        return Err(workdir_err("the path is not absolute"));
+    }
+    match tokio::fs::metadata(&spec.workdir).await {
+        Ok(meta) if meta.is_dir() => Ok(program),
+        Ok(_) => Err(workdir_err("it is not a directory")),
+        Err(e) => Err(workdir_err(&e.to_string())),
+    }
+}
+
+/// The output of a command that was never started because `cancel` had already fired.
+pub(crate) fn cancelled_before_start() -> CommandOutput {
+    CommandOutput {
+        exit_code: None,
+        signal: None,
+        stdout: String::new(),
+        stderr: String::new(),
+        timed_out: false,
+        cancelled: true,
+        stdout_truncated_bytes: 0,
+        stderr_truncated_bytes: 0,
+        duration: Duration::ZERO,
+        enforced: Vec::new(),
+    }
+}
+
+enum Ending {
+    Exited(std::io::Result<ExitStatus>),
+    TimedOut,
+    Cancelled,
+}
+
+/// Kills the process group when dropped, unless it was already killed.
+struct GroupGuard(Option<u32>);
+
+impl GroupGuard {
+    fn kill(&mut self) {
+        if let Some(pgid) = self.0.take() {
+            // Nothing useful to do if this fails: the group is gone or not ours.
+            let _ = sys::kill_process_group(pgid);
+        }
+    }
+}
+
+impl Drop for GroupGuard {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+/// Spawns `launch` and supervises it to the end; see the module header for the steps.
+pub(crate) async fn supervise(
+    launch: Launch,
+    limits: &Limits,
+    cancel: &CancellationToken,
+) -> Result<CommandOutput, SandboxError> {
+    let mut cmd = Command::new(&launch.program);
+    cmd.args(&launch.args)
+        .env_clear()
+        .envs(launch.env.iter().map(|(k, v)| (k, v)))
+        .current_dir(&launch.cwd)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .kill_on_drop(true);
+    sys::set_rlimits_before_exec(&mut cmd, launch.rlimits);
+
+    let start = Instant::now();
+    let mut child = cmd.spawn().map_err(|source| SandboxError::Spawn {
+        program: launch.shown_program.clone(),
+        source,
+    })?;
+    // The child is its own group leader, so its pid is the group id.
+    let mut group = GroupGuard(child.id());
+
+    let stop_reading = CancellationToken::new();
+    let readers_done = CancellationToken::new();
+    let stdout = capture(
+        child.stdout.take(),
+        limits.output_bytes,
+        stop_reading.clone(),
+    );
+    let stderr = capture(
+        child.stderr.take(),
+        limits.output_bytes,
+        stop_reading.clone(),
+    );
+    let readers = async {
+        let streams = tokio::join!(stdout, stderr);
+        readers_done.cancel();
+        streams
+    };
+
+    let waiter = async {
+        let ending = tokio::select! {
+            biased;
+            () = cancel.cancelled() => Ending::Cancelled,
+            status = child.wait() => Ending::Exited(status),
+            // `sleep` saturates where `start + timeout` would overflow on a huge limit.
+            () = tokio::time::sleep(limits.timeout) => Ending::TimedOut,
+        };
+        group.kill();
+        let status = match ending {
+            Ending::Exited(ref status) => status.as_ref().ok().copied(),
+            Ending::TimedOut | Ending::Cancelled => {
+                tokio::time::timeout(GRACE_AFTER_KILL, child.wait())
+                    .await
+                    .ok()
+                    .and_then(Result::ok)
+            }
+        };
+        tokio::select! {
+            () = readers_done.cancelled() => {}
+            () = tokio::time::sleep(GRACE_AFTER_KILL) => stop_reading.cancel(),
+        }
+        (ending, status)
+    };
+
+    let ((stdout, stderr), (ending, status)) = tokio::join!(readers, waiter);
+    let duration = start.elapsed();
+
+    let (timed_out, cancelled) = match ending {
+        Ending::Exited(Err(source)) => {
+            return Err(SandboxError::Io {
+                context: "waiting for the command to finish failed",
+                source,
+            });
+        }
+        Ending::Exited(Ok(_)) => (false, false),
+        Ending::TimedOut => (true, false),
+        Ending::Cancelled => (false, true),
+    };
+    let (stdout, stdout_truncated_bytes) = stdout.finish();
+    let (stderr, stderr_truncated_bytes) = stderr.finish();
+    Ok(CommandOutput {
+        exit_code: status.and_then(|s| s.code()),
+        signal: status.and_then(|s| s.signal()),
+        stdout,
+        stderr,
+        timed_out,
+        cancelled,
+        stdout_truncated_bytes,
+        stderr_truncated_bytes,
+        duration,
+        enforced: enforced_list(&launch),
+    })
+}
+
+fn enforced_list(launch: &Launch) -> Vec<String> {
+    let mut list = vec![
+        enforced::TIMEOUT.to_owned(),
+        enforced::OUTPUT_CAP.to_owned(),
+    ];
+    if launch.rlimits.file_bytes.is_some() {
+        list.push(enforced::FILE_SIZE.to_owned());
+    }
+    if launch.rlimits.no_core_dumps {
+        list.push(enforced::NO_CORE_DUMPS.to_owned());
+    }
+    list.extend(launch.backend_enforced.iter().cloned());
+    list
+}

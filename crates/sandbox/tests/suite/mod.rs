@@ -1,0 +1,5 @@
+mod env;
+mod kill;
+mod limits;
+mod run;
+mod support;

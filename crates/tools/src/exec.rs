@@ -1,0 +1,174 @@
+//! The tools that run commands in the sandbox: `run_tests` (the project's test command, optionally
+//! narrowed) and `run` (one command from the allow-list in `plumb.toml`, no shell).
+
+use async_trait::async_trait;
+use plumb_sandbox::CommandSpec;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use crate::registry::Tool;
+use crate::test_run::{run_test_command, sandbox_limits};
+use crate::{ToolContext, ToolError, ToolOutput, args};
+
+pub(crate) struct RunTests;
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RunTestsArgs {
+    #[serde(default)]
+    tests: Vec<String>,
+}
+
+#[async_trait]
+impl Tool for RunTests {
+    fn name(&self) -> &'static str {
+        "run_tests"
+    }
+
+    fn description(&self) -> &'static str {
+        "Run the project's tests in the sandbox: all of them, or only the given test ids or paths (e.g. tests/test_x.py::test_y). Returns counts of passed, failed, skipped and errors, and the failures."
+    }
+
+    fn parameters(&self) -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "tests": {"type": "array", "items": {"type": "string"}, "description": "Test ids or paths; empty runs everything."}
+            },
+            "additionalProperties": false
+        })
+    }
+
+    async fn call(&self, ctx: &ToolContext<'_>, value: &Value) -> Result<ToolOutput, ToolError> {
+        let a: RunTestsArgs = args::parse(self.name(), "tests?", value)?;
+        let Some(cmd) = ctx.test_command else {
+            return Err(ToolError::respond(
+                "this project has no test command plumb knows of, so run_tests cannot run. Say so in done's summary.",
+            ));
+        };
+        let run = run_test_command(
+            ctx.sandbox,
+            ctx.workspace.root(),
+            cmd,
+            &a.tests,
+            sandbox_limits(ctx.config),
+            ctx.cancel,
+        )
+        .await?;
+        Ok(ToolOutput {
+            text: run.render(),
+            summary: run.result_line(),
+            command_time: run.duration,
+            ..ToolOutput::default()
+        })
+    }
+}
+
+pub(crate) struct RunCommand;
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RunArgs {
+    argv: Vec<String>,
+}
+
+/// Words a shell would treat specially; here they would only be passed on as plain arguments, so a
+/// model that writes them thinks it has a shell and is told it has not.
+const SHELL_WORDS: [&str; 9] = ["|", "||", "&&", ";", ">", ">>", "<", "&", "2>&1"];
+
+fn shell_syntax(arg: &str) -> bool {
+    SHELL_WORDS.contains(&arg) || arg.contains("$(") || arg.contains('`') || arg.contains('\n')
+}
+
+#[async_trait]
+impl Tool for RunCommand {
+    fn name(&self) -> &'static str {
+        "run"
+    }
+
+    fn description(&self) -> &'static str {
+        "Run one allowed command in the sandbox, given as a list of plain strings (no shell: pipes, &&, redirections and $(...) are not interpreted). Returns its exit code and output."
+    }
+
+    fn parameters(&self) -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "argv": {"type": "array", "items": {"type": "string"}, "minItems": 1, "description": "The program and its arguments, e.g. [\"python\", \"-m\", \"pytest\", \"-x\"]."}
+            },
+            "required": ["argv"],
+            "additionalProperties": false
+        })
+    }
+
+    async fn call(&self, ctx: &ToolContext<'_>, value: &Value) -> Result<ToolOutput, ToolError> {
+        let a: RunArgs = args::parse(self.name(), "argv", value)?;
+        let allowed = allowed_prefixes(ctx);
+        if a.argv.is_empty() {
+            return Err(ToolError::respond(format!(
+                "argv is empty. Give a command as a list of strings starting with one of: {}.",
+                allowed.join(" | ")
+            )));
+        }
+        if let Some(bad) = a.argv.iter().find(|arg| shell_syntax(arg)) {
+            return Err(ToolError::respond(format!(
+                "`{bad}` is shell syntax, and run has no shell. Give one command as a list of plain strings."
+            )));
+        }
+        let permitted = ctx
+            .config
+            .run
+            .allowed_commands
+            .iter()
+            .chain(ctx.test_command.map(|c| &c.argv))
+            .any(|prefix| !prefix.is_empty() && a.argv.starts_with(prefix));
+        if !permitted {
+            return Err(ToolError::respond(format!(
+                "`{}` is not allowed. Allowed commands start with: {}.",
+                a.argv.join(" "),
+                allowed.join(" | ")
+            )));
+        }
+        let spec = CommandSpec {
+            argv: a.argv.clone(),
+            workdir: ctx.workspace.root().to_path_buf(),
+            env: Vec::new(),
+            limits: sandbox_limits(ctx.config),
+        };
+        let output = ctx.sandbox.run(&spec, ctx.cancel).await.map_err(|err| {
+            ToolError::respond(format!("could not run `{}`: {err}", a.argv.join(" ")))
+        })?;
+        let status = match (output.exit_code, output.timed_out) {
+            (_, true) => "stopped at the time limit".to_string(),
+            (Some(code), false) => format!("exit {code}"),
+            (None, false) => "killed by a signal".to_string(),
+        };
+        let mut text = format!("`{}`: {status}\n", a.argv.join(" "));
+        if !output.stdout.is_empty() {
+            text.push_str(&output.stdout);
+            if !output.stdout.ends_with('\n') {
+                text.push('\n');
+            }
+        }
+        if !output.stderr.is_empty() {
+            text.push_str("[stderr]\n");
+            text.push_str(&output.stderr);
+        }
+        Ok(ToolOutput {
+            text,
+            summary: format!("`{}`: {status}", a.argv.join(" ")),
+            command_time: output.duration,
+            ..ToolOutput::default()
+        })
+    }
+}
+
+fn allowed_prefixes(ctx: &ToolContext<'_>) -> Vec<String> {
+    ctx.config
+        .run
+        .allowed_commands
+        .iter()
+        .chain(ctx.test_command.map(|c| &c.argv))
+        .map(|p| p.join(" "))
+        .collect()
+}

@@ -1,0 +1,107 @@
+//! The `Tool` trait and the registry of built-in tools. The registry is the one place that knows
+//! every tool's name, so an unknown name is answered here with the list of real ones.
+
+use async_trait::async_trait;
+use plumb_protocol::ToolSpec;
+use serde_json::{Value, json};
+
+use crate::edit::{CreateFile, EditFile};
+use crate::exec::{RunCommand, RunTests};
+use crate::read::{ListFiles, ReadFile, SearchCode};
+use crate::{ToolContext, ToolError, ToolOutput};
+
+/// The name of the tool with which the model says it is finished. The loop answers it with the
+/// check ladder; the registry only describes it.
+pub const DONE_TOOL: &str = "done";
+
+/// One model-facing tool.
+#[async_trait]
+pub trait Tool: Send + Sync {
+    fn name(&self) -> &'static str;
+    fn description(&self) -> &'static str;
+    /// The JSON schema of the arguments.
+    fn parameters(&self) -> Value;
+    /// How many lines of this tool's output the model may see (shortening keeps head and tail).
+    fn output_line_limit(&self, ctx: &ToolContext<'_>) -> usize {
+        ctx.config.limits.tool_output_lines
+    }
+    async fn call(&self, ctx: &ToolContext<'_>, args: &Value) -> Result<ToolOutput, ToolError>;
+}
+
+/// The built-in tools, in the order the model sees them.
+pub struct Registry {
+    tools: Vec<Box<dyn Tool>>,
+}
+
+impl Default for Registry {
+    fn default() -> Self {
+        Self::builtin()
+    }
+}
+
+impl Registry {
+    pub fn builtin() -> Self {
+        Self {
+            tools: vec![
+                Box::new(SearchCode),
+                Box::new(ReadFile),
+                Box::new(ListFiles),
+                Box::new(EditFile),
+                Box::new(CreateFile),
+                Box::new(RunTests),
+                Box::new(RunCommand),
+            ],
+        }
+    }
+
+    /// Every tool's description for the model, `done` last.
+    pub fn specs(&self) -> Vec<ToolSpec> {
+        let mut specs: Vec<ToolSpec> = self
+            .tools
+            .iter()
+            .map(|tool| ToolSpec {
+                name: tool.name().to_string(),
+                description: tool.description().to_string(),
+                parameters: tool.parameters(),
+            })
+            .collect();
+        specs.push(ToolSpec {
+            name: DONE_TOOL.to_string(),
+            description: "Say you are finished. plumb then runs the checks itself (syntax, the tests); if one fails you get a note and go on.".to_string(),
+            parameters: json!({
+                "type": "object",
+                "properties": {"summary": {"type": "string", "description": "What you changed and why, in a few sentences."}},
+                "required": ["summary"],
+                "additionalProperties": false
+            }),
+        });
+        specs
+    }
+
+    /// Names of every tool, `done` included.
+    pub fn names(&self) -> Vec<&'static str> {
+        let mut names: Vec<&'static str> = self.tools.iter().map(|t| t.name()).collect();
+        names.push(DONE_TOOL);
+        names
+    }
+
+    pub fn get(&self, name: &str) -> Option<&dyn Tool> {
+        self.tools.iter().find(|t| t.name() == name).map(|t| &**t)
+    }
+
+    /// Runs the named tool. An unknown name is a note for the model that lists the real tools.
+    pub async fn call(
+        &self,
+        ctx: &ToolContext<'_>,
+        name: &str,
+        args: &Value,
+    ) -> Result<ToolOutput, ToolError> {
+        match self.get(name) {
+            Some(tool) => tool.call(ctx, args).await,
+            None => Err(ToolError::respond(format!(
+                "there is no tool called {name}. The tools are: {}.",
+                self.names().join(", ")
+            ))),
+        }
+    }
+}

@@ -1,0 +1,324 @@
+//! Reading a user-given test command and narrowing a command to some tests.
+//!
+//! The command is split into words with shell-words and never handed to a shell, so shell syntax
+//! (`&&`, `|`, `>`, `VAR=1 cmd`) is refused with a sentence instead of failing strangely later.
+//! The runner is guessed from argv after looking through wrappers (`env`, `uv run`, `poetry run`,
+//! `npx`, `python -m`).
+
+use crate::runners;
+use crate::{Runner, TestCommand, VerifyError};
+
+/// Words that only mean something to a shell.
+const SHELL_TOKENS: &[&str] = &[
+    "&&", "||", "|", ";", "&", ">", ">>", "<", "<<", "2>", "2>&1", "&>", "|&", ";;", "(", ")",
+];
+
+/// Parses a user-given command line (`--test-cmd "python -m pytest -q"`) into argv and guesses its
+/// runner. No shell is ever run.
+pub fn parse_command(text: &str) -> Result<TestCommand, VerifyError> {
+    let argv = shell_words::split(text).map_err(|err| VerifyError::BadQuoting {
+        text: text.to_string(),
+        reason: err.to_string(),
+    })?;
+    let Some(first) = argv.first() else {
+        return Err(VerifyError::EmptyCommand);
+    };
+    if is_variable_setting(first) {
+        return Err(VerifyError::VariableSetting {
+            text: text.to_string(),
+            token: first.clone(),
+        });
+    }
+    if let Some(token) = argv
+        .iter()
+        .find(|word| SHELL_TOKENS.contains(&word.as_str()))
+    {
+        return Err(VerifyError::ShellSyntax {
+            text: text.to_string(),
+            token: token.clone(),
+        });
+    }
+    let runner = guess(&argv).runner;
+    Ok(TestCommand { argv, runner })
+}
+
+/// The command narrowed to `tests` (test ids or paths): pytest appends them; cargo puts a single
+/// filter after `cargo test` and several after `--`; go adds `-run '^(A|B)$'`; npm appends
+/// `-- <ids>`. An empty list gives the command unchanged. Ids that start with '-' are refused,
+/// since the runner would read them as options.
+pub fn narrow(cmd: &TestCommand, tests: &[String]) -> Result<Vec<String>, VerifyError> {
+    if tests.is_empty() {
+        return Ok(cmd.argv.clone());
+    }
+    for id in tests {
+        if id.trim().is_empty() {
+            return Err(VerifyError::EmptyTestId);
+        }
+        if id.starts_with('-') {
+            return Err(VerifyError::OptionLikeTestId { id: id.clone() });
+        }
+    }
+    let program = guess(&cmd.argv).program;
+    match cmd.runner {
+        Runner::Pytest => Ok(runners::pytest::narrow(&cmd.argv, tests)),
+        Runner::Cargo => Ok(runners::cargo::narrow(&cmd.argv, program, tests)),
+        Runner::Go => Ok(runners::go::narrow(&cmd.argv, tests)),
+        Runner::Npm => Ok(runners::npm::narrow(&cmd.argv, program, tests)),
+        Runner::Other => Err(VerifyError::CannotNarrow {
+            command: cmd.display(),
+        }),
+    }
+}
+
+/// What argv runs: the runner and the index of the runner's own program word (`cargo`, `npm`,
+/// `pytest`, …) once wrappers are looked through.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Guess {
+    pub(crate) runner: Runner,
+    pub(crate) program: usize,
+}
+
+pub(crate) fn guess(argv: &[String]) -> Guess {
+    let mut index = 0;
+    while let Some(word) = argv.get(index) {
+        let rest = argv.get(index + 1..).unwrap_or_default();
+        let found = |runner| Guess {
+            runner,
+            program: index,
+        };
+        let program = program_name(word);
+        match program.as_str() {
+            "env" => {
+                let skipped = rest
+                    .iter()
+                    .take_while(|word| word.starts_with('-') || is_variable_setting(word))
+                    .count();
+                index += 1 + skipped;
+            }
+            "uv" | "poetry" | "pipenv" | "pdm" | "hatch" | "rye"
+                if rest.first().is_some_and(|word| word == "run") =>
+            {
+                index += 2 + leading_options(rest.get(1..).unwrap_or_default());
+            }
+            "npx" | "pnpx" | "bunx" => index += 1 + leading_options(rest),
+            "pytest" | "py.test" => return found(Runner::Pytest),
+            name if is_python(name) => {
+                let module = rest
+                    .iter()
+                    .position(|word| word == "-m")
+                    .and_then(|at| rest.get(at + 1));
+                let runner = match module.map(String::as_str) {
+                    Some("pytest" | "py.test") => Runner::Pytest,
+                    _ => Runner::Other,
+                };
+                return found(runner);
+            }
+            "cargo" => {
+                let runner = if first_word(rest) == "test" {
+                    Runner::Cargo
+                } else {
+                    Runner::Other
+                };
+                return found(runner);
+            }
+            "go" => {
+                let runner = if first_word(rest) == "test" {
+                    Runner::Go
+                } else {
+                    Runner::Other
+                };
+                return found(runner);
+            }
+            "npm" | "yarn" | "pnpm" | "bun" | "jest" | "vitest" | "mocha" => {
+                return found(Runner::Npm);
+            }
+            "node" if rest.iter().any(|word| word == "--test") => return found(Runner::Npm),
+            _ => return found(Runner::Other),
+        }
+    }
+    Guess {
+        runner: Runner::Other,
+        program: 0,
+    }
+}
+
+/// The file name of a program word, lower-cased, without `.exe`.
+pub(crate) fn program_name(word: &str) -> String {
+    let name = word
+        .rsplit(['/', '\\'])
+        .next()
+        .unwrap_or(word)
+        .to_lowercase();
+    match name.strip_suffix(".exe") {
+        Some(stem) => stem.to_string(),
+        None => name,
+    }
+}
+
+fn is_python(name: &str) -> bool {
+    name == "py"
+        || name
+            .strip_prefix("python")
+            .is_some_and(|version| version.chars().all(|c| c.is_ascii_digit() || c == '.'))
+}
+
+/// The first word that is not an option (`cargo +nightly test` → `test`).
+fn first_word(words: &[String]) -> &str {
+    words
+        .iter()
+        .find(|word| !word.starts_with('-') && !word.starts_with('+'))
+        .map_or("", String::as_str)
+}
+
+fn leading_options(words: &[String]) -> usize {
+    words
+        .iter()
+        .take_while(|word| word.starts_with('-'))
+        .count()
+}
+
+/// `NAME=value`, as a shell reads it before a command.
+fn is_variable_setting(word: &str) -> bool {
+    match word.split_once('=') {
+        Some((name, _)) => {
+            !name.is_empty()
+                && !name.starts_with(|c: char| c.is_ascii_digit())
+                && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+        }
+        None => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    fn runner_of(text: &str) -> Runner {
+        parse_command(text).unwrap().runner
+    }
+
+    #[test]
+    fn guesses_runners_through_wrappers() {
+        let cases = [
+            "python -m pytest -q",
+            "python3.11 -X dev -m pytest",
+            "/usr/bin/pytest tests",
+            "uv run pytest",
+            "poetry run python -m pytest",
+            "env PYTHONPATH=src pytest",
+            "cargo test --workspace",
+            "cargo +nightly test",
+            "cargo nextest run",
+            "go test ./...",
+            "go vet ./...",
+            "npm test --silent",
+            "yarn test",
+            "npx jest",
+            "npx -y vitest run",
+            "node --test",
+            "python -m unittest",
+            "make test",
+            "tox -e py311",
+        ];
+        let actual: Vec<(&str, Runner)> =
+            cases.iter().map(|text| (*text, runner_of(text))).collect();
+        let expected = vec![
+            ("python -m pytest -q", Runner::Pytest),
+            ("python3.11 -X dev -m pytest", Runner::Pytest),
+            ("/usr/bin/pytest tests", Runner::Pytest),
+            ("uv run pytest", Runner::Pytest),
+            ("poetry run python -m pytest", Runner::Pytest),
+            ("env PYTHONPATH=src pytest", Runner::Pytest),
+            ("cargo test --workspace", Runner::Cargo),
+            ("cargo +nightly test", Runner::Cargo),
+            ("cargo nextest run", Runner::Other),
+            ("go test ./...", Runner::Go),
+            ("go vet ./...", Runner::Other),
+            ("npm test --silent", Runner::Npm),
+            ("yarn test", Runner::Npm),
+            ("npx jest", Runner::Npm),
+            ("npx -y vitest run", Runner::Npm),
+            ("node --test", Runner::Npm),
+            ("python -m unittest", Runner::Other),
+            ("make test", Runner::Other),
+            ("tox -e py311", Runner::Other),
+        ];
+        assert_eq!(actual, expected);
+    }
+
+    #[test]
+    fn splits_quotes_without_a_shell() {
+        let actual = parse_command(r#"python -m pytest -k "not slow and not net" 'tests/a b.py'"#);
+        let expected = Ok(TestCommand {
+            argv: [
+                "python",
+                "-m",
+                "pytest",
+                "-k",
+                "not slow and not net",
+                "tests/a b.py",
+            ]
+            .map(String::from)
+            .to_vec(),
+            runner: Runner::Pytest,
+        });
+        assert_eq!(actual, expected);
+    }
+
+    #[test]
+    fn refuses_what_needs_a_shell() {
+        let actual = [
+            parse_command(""),
+            parse_command("   "),
+            parse_command("pytest 'unclosed"),
+            parse_command("cd src && pytest"),
+            parse_command("pytest > log.txt"),
+            parse_command("CI=1 pytest"),
+        ];
+        let expected = [
+            Err(VerifyError::EmptyCommand),
+            Err(VerifyError::EmptyCommand),
+            Err(VerifyError::BadQuoting {
+                text: "pytest 'unclosed".to_string(),
+                reason: "missing closing quote".to_string(),
+            }),
+            Err(VerifyError::ShellSyntax {
+                text: "cd src && pytest".to_string(),
+                token: "&&".to_string(),
+            }),
+            Err(VerifyError::ShellSyntax {
+                text: "pytest > log.txt".to_string(),
+                token: ">".to_string(),
+            }),
+            Err(VerifyError::VariableSetting {
+                text: "CI=1 pytest".to_string(),
+                token: "CI=1".to_string(),
+            }),
+        ];
+        assert_eq!(actual, expected);
+    }
+
+    #[test]
+    fn error_sentences() {
+        let actual = [
+            VerifyError::ShellSyntax {
+                text: "a && b".to_string(),
+                token: "&&".to_string(),
+            }
+            .to_string(),
+            VerifyError::OptionLikeTestId {
+                id: "--pdb".to_string(),
+            }
+            .to_string(),
+        ];
+        let expected = [
+            "the test command `a && b` uses shell syntax (`&&`), but plumb runs a single command \
+             without a shell; give one command, or put the steps in a script and give the script.",
+            "the test id `--pdb` starts with '-', so the test runner would read it as an option; \
+             give a test name or a path such as tests/test_x.py::test_y.",
+        ]
+        .map(String::from);
+        assert_eq!(actual, expected);
+    }
+}

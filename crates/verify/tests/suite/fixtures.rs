@@ -1,0 +1,15 @@
+//! Captured runner outputs under `tests/fixtures/RUNNER/NAME.out` and `NAME.err`.
+
+use std::fs;
+use std::path::PathBuf;
+
+/// The stdout and stderr of a captured run; a missing `.err` file means nothing on stderr.
+pub fn output(runner: &str, name: &str) -> (String, String) {
+    let folder = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(runner);
+    let stdout = fs::read_to_string(folder.join(format!("{name}.out")))
+        .unwrap_or_else(|err| panic!("fixture {runner}/{name}.out: {err}"));
+    let stderr = fs::read_to_string(folder.join(format!("{name}.err"))).unwrap_or_default();
+    (stdout, stderr)
+}
