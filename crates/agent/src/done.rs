@@ -72,7 +72,10 @@ impl Run {
             self.checks.push(not_run(step));
         }
         if !syntax_ok {
-            self.checks.push(not_run_because(CheckStep::FullSuite, "the syntax check failed"));
+            self.checks.push(not_run_because(
+                CheckStep::FullSuite,
+                "the syntax check failed",
+            ));
             self.checks.push(not_run(CheckStep::Lint));
             return Ok(self.refusal_from_checks());
         }
@@ -89,7 +92,10 @@ impl Run {
         .map_err(|err| Ending::new(Outcome::InfraError, err.to_string()))?;
         self.timings.commands_ms += run.duration.as_millis() as u64;
         if run.cancelled {
-            return Err(Ending::new(Outcome::Cancelled, "the run was cancelled during the checks"));
+            return Err(Ending::new(
+                Outcome::Cancelled,
+                "the run was cancelled during the checks",
+            ));
         }
         let suite = full_suite_check(&self.baseline, &run);
         let suite_ok = suite.status == CheckStatus::Passed;
@@ -151,7 +157,10 @@ impl Run {
                 .map(|text| syntax_problems(language, &text).len())
                 .unwrap_or(0);
             if found.len() > before {
-                problems.push(format!("{} line {}: {}", file.path, first.line, first.message));
+                problems.push(format!(
+                    "{} line {}: {}",
+                    file.path, first.line, first.message
+                ));
             }
         }
         if problems.is_empty() {

@@ -13,7 +13,10 @@ impl Run {
             match self.workspace.patch() {
                 Ok(p) => patch = (p.text, p.sha256),
                 Err(err) => {
-                    ending = Ending::new(Outcome::InfraError, format!("the patch could not be made: {err}"));
+                    ending = Ending::new(
+                        Outcome::InfraError,
+                        format!("the patch could not be made: {err}"),
+                    );
                 }
             }
         }

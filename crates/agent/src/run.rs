@@ -119,7 +119,10 @@ impl Run {
         })
         .await;
         if run.spec.sandbox.kind() == plumb_protocol::SandboxKind::None {
-            let message = format!("{}. Every command the agent causes runs on this machine with your permissions.", run.spec.sandbox.describe());
+            let message = format!(
+                "{}. Every command the agent causes runs on this machine with your permissions.",
+                run.spec.sandbox.describe()
+            );
             run.emit(Event::Warning { message }).await;
         }
         run.emit(Event::Checkpoint {
@@ -305,10 +308,15 @@ impl Run {
                 format!("the round limit ({max_rounds}) was reached before the checks passed"),
             ));
         }
-        if limits.wall_clock_secs > 0 && self.started.elapsed() >= Duration::from_secs(limits.wall_clock_secs) {
+        if limits.wall_clock_secs > 0
+            && self.started.elapsed() >= Duration::from_secs(limits.wall_clock_secs)
+        {
             return Some(Ending::new(
                 Outcome::BudgetExceeded,
-                format!("the wall-clock budget ({} s) ran out", limits.wall_clock_secs),
+                format!(
+                    "the wall-clock budget ({} s) ran out",
+                    limits.wall_clock_secs
+                ),
             ));
         }
         let tokens = self.usage.input_tokens + self.usage.output_tokens;
@@ -390,11 +398,18 @@ impl Run {
             duration_ms,
         })
         .await;
-        if changed && let Err(ending) = self.checkpoint(&format!("{} round {round}", call.name)).await {
+        if changed
+            && let Err(ending) = self
+                .checkpoint(&format!("{} round {round}", call.name))
+                .await
+        {
             return Some(ending);
         }
         if verified {
-            return Some(Ending::new(Outcome::Success, "the model said done and every check passed"));
+            return Some(Ending::new(
+                Outcome::Success,
+                "the model said done and every check passed",
+            ));
         }
         let failed = !ok || call.name == DONE_TOOL;
         if failed {
@@ -446,9 +461,8 @@ fn resolve_test_command(spec: &RunSpec, workspace: &Workspace) -> Result<TestCom
         return Ok(cmd.clone());
     }
     if let Some(text) = &spec.config.test_command {
-        return plumb_verify::parse_command(text).map_err(|err| {
-            RunError::BadInput(format!("test_command in plumb.toml: {err}"))
-        });
+        return plumb_verify::parse_command(text)
+            .map_err(|err| RunError::BadInput(format!("test_command in plumb.toml: {err}")));
     }
     plumb_verify::detect(workspace.root()).ok_or_else(|| {
         RunError::BadInput(format!(

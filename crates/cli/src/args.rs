@@ -6,7 +6,11 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 #[derive(Debug, Parser)]
-#[command(name = "plumb", version, about = "A coding-agent harness: a ticket in, a verified patch out.")]
+#[command(
+    name = "plumb",
+    version,
+    about = "A coding-agent harness: a ticket in, a verified patch out."
+)]
 pub(crate) struct Cli {
     /// Override any plumb.toml setting, e.g. -c limits.max_rounds=20 (repeatable).
     #[arg(short = 'c', long = "config", global = true, value_name = "KEY=VALUE")]
@@ -29,7 +33,12 @@ pub(crate) struct FixArgs {
     #[arg(long, value_name = "PATH")]
     pub repo: String,
     /// A file holding the ticket.
-    #[arg(long, value_name = "FILE", conflicts_with = "ticket_text", required_unless_present = "ticket_text")]
+    #[arg(
+        long,
+        value_name = "FILE",
+        conflicts_with = "ticket_text",
+        required_unless_present = "ticket_text"
+    )]
     pub ticket: Option<PathBuf>,
     /// The ticket as text.
     #[arg(long, value_name = "TEXT")]

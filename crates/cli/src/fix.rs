@@ -67,7 +67,10 @@ pub(crate) async fn run(args: FixArgs, overrides: &[String]) -> Result<i32, Fail
         && !report.patch.is_empty()
     {
         std::fs::write(out, &report.patch).map_err(|err| {
-            Failure::infra(format!("could not write the patch to {}: {err}", out.display()))
+            Failure::infra(format!(
+                "could not write the patch to {}: {err}",
+                out.display()
+            ))
         })?;
     }
     print_report(&report, args.json);
@@ -161,7 +164,10 @@ pub(crate) fn print_report(report: &FinalReport, json: bool) {
         eprintln!("patch sha256: {}", report.patch_sha256);
     }
     if let Some(kept) = &report.attempt_ref {
-        eprintln!("failed attempt kept as {kept} in {}/workspace/shadow.git", report.workspace);
+        eprintln!(
+            "failed attempt kept as {kept} in {}/workspace/shadow.git",
+            report.workspace
+        );
     }
     eprintln!("journal: {}", report.journal);
     eprintln!("run folder: {}", report.workspace);

@@ -86,13 +86,14 @@ fn render(event: &Event) -> Option<String> {
                 CheckStatus::Flagged => "FLAGGED",
                 CheckStatus::NotRun => return None,
             };
-            Some(format!("  check {}: {mark} — {}", check.step.as_str(), check.evidence))
+            Some(format!(
+                "  check {}: {mark} — {}",
+                check.step.as_str(),
+                check.evidence
+            ))
         }
         Event::Note { round, text } => Some(format!("round {round:>2}  note: {text}")),
-        Event::RolledBack {
-            attempt_ref,
-            ..
-        } => Some(match attempt_ref {
+        Event::RolledBack { attempt_ref, .. } => Some(match attempt_ref {
             Some(kept) => format!("rolled back to the baseline; the attempt is kept as {kept}"),
             None => "rolled back to the baseline (nothing had changed)".to_string(),
         }),

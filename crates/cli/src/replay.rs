@@ -29,7 +29,10 @@ pub(crate) async fn run(args: ReplayArgs, overrides: &[String]) -> Result<i32, F
     let run_id = new_run_id();
     let run_dir = setup::runs_dir(&config)?.join(&run_id);
     std::fs::create_dir_all(&run_dir).map_err(|err| {
-        Failure::bad_input(format!("could not create the run folder {}: {err}", run_dir.display()))
+        Failure::bad_input(format!(
+            "could not create the run folder {}: {err}",
+            run_dir.display()
+        ))
     })?;
     let sandbox = setup::build_sandbox(config.sandbox, run_dir.join("sandbox"))?;
     let cancel = CancellationToken::new();
@@ -61,7 +64,11 @@ pub(crate) async fn run(args: ReplayArgs, overrides: &[String]) -> Result<i32, F
     if report.patch_sha256 == plan.patch_sha256 {
         eprintln!(
             "replay: same patch as the journal (sha256 {})",
-            if plan.patch_sha256.is_empty() { "none: no patch" } else { &plan.patch_sha256 }
+            if plan.patch_sha256.is_empty() {
+                "none: no patch"
+            } else {
+                &plan.patch_sha256
+            }
         );
         Ok(report.outcome.exit_code())
     } else {

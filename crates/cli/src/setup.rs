@@ -18,9 +18,12 @@ pub(crate) fn load_config(repo: Option<&Path>, overrides: Vec<String>) -> Result
         .or_else(|| std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".config")))
         .map(|dir| dir.join("plumb").join("plumb.toml"));
     let repo = repo.and_then(|root| {
-        [root.join("plumb.toml"), root.join(".plumb").join("plumb.toml")]
-            .into_iter()
-            .find(|p| p.is_file())
+        [
+            root.join("plumb.toml"),
+            root.join(".plumb").join("plumb.toml"),
+        ]
+        .into_iter()
+        .find(|p| p.is_file())
     });
     plumb_config::load(&ConfigSources {
         global,
@@ -59,7 +62,10 @@ pub(crate) fn connect_model(spec_text: &str) -> Result<Box<dyn ModelClient>, Fai
 }
 
 /// The sandbox of the settings. Only `none` exists in this build; the others say so.
-pub(crate) fn build_sandbox(kind: SandboxKind, scratch: PathBuf) -> Result<Box<dyn Sandbox>, Failure> {
+pub(crate) fn build_sandbox(
+    kind: SandboxKind,
+    scratch: PathBuf,
+) -> Result<Box<dyn Sandbox>, Failure> {
     match kind {
         SandboxKind::None => Ok(Box::new(plumb_sandbox::NoSandbox::new(scratch))),
         SandboxKind::Bwrap | SandboxKind::Gvisor => Err(Failure::bad_input(format!(

@@ -116,9 +116,11 @@ fn apply_override(table: &mut Table, text: &str) -> Result<(), ConfigError> {
         .and_then(|mut t| t.remove("v"))
         .unwrap_or_else(|| Value::String(raw.to_string()));
     let parts: Vec<&str> = key.split('.').collect();
-    let (last, parents) = parts.split_last().ok_or_else(|| ConfigError::OverrideShape {
-        text: text.to_string(),
-    })?;
+    let (last, parents) = parts
+        .split_last()
+        .ok_or_else(|| ConfigError::OverrideShape {
+            text: text.to_string(),
+        })?;
     let mut cursor = table;
     for part in parents {
         let entry = cursor
@@ -150,12 +152,19 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let global = dir.path().join("global.toml");
         let repo = dir.path().join("repo.toml");
-        std::fs::write(&global, "model = \"openai:gpt\"\n[limits]\nmax_rounds = 12\n").unwrap();
+        std::fs::write(
+            &global,
+            "model = \"openai:gpt\"\n[limits]\nmax_rounds = 12\n",
+        )
+        .unwrap();
         std::fs::write(&repo, "[limits]\nfile_window = 80\n").unwrap();
         let sources = ConfigSources {
             global: Some(global),
             repo: Some(repo),
-            overrides: vec!["limits.max_rounds=7".into(), "test_command=pytest -q".into()],
+            overrides: vec![
+                "limits.max_rounds=7".into(),
+                "test_command=pytest -q".into(),
+            ],
         };
         let config = load(&sources).unwrap();
         let actual = (

@@ -35,13 +35,19 @@ pub struct FirstMessage<'a> {
 pub fn first_message(parts: &FirstMessage<'_>) -> String {
     let mut text = format!("# Ticket\n\n{}\n", parts.ticket.trim_end());
     if let Some((name, notes)) = parts.notes {
-        text.push_str(&format!("\n# Project notes ({name})\n\n{}\n", notes.trim_end()));
+        text.push_str(&format!(
+            "\n# Project notes ({name})\n\n{}\n",
+            notes.trim_end()
+        ));
     }
     text.push_str(&format!(
         "\n# Tests\n\nThe test command is `{}`. Before any change: {}.\n",
         parts.test_command, parts.baseline
     ));
-    text.push_str(&format!("\n# Repository map\n\n{}\n", parts.repo_map.trim_end()));
+    text.push_str(&format!(
+        "\n# Repository map\n\n{}\n",
+        parts.repo_map.trim_end()
+    ));
     text
 }
 
@@ -117,7 +123,10 @@ mod tests {
     #[test]
     fn only_the_last_results_stay_in_full() {
         let head = vec![Message::system("rules"), Message::user("ticket")];
-        let turns: Vec<Turn> = (1..=4).map(result).chain([Turn::Note("check failed".into())]).collect();
+        let turns: Vec<Turn> = (1..=4)
+            .map(result)
+            .chain([Turn::Note("check failed".into())])
+            .collect();
         let actual: Vec<(Role, String)> = build_messages(&head, &turns, 2)
             .into_iter()
             .map(|m| (m.role, m.content))

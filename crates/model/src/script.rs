@@ -68,7 +68,10 @@ impl ScriptModel {
             path: path.display().to_string(),
             message,
         })?;
-        Ok(Self::from_turns(format!("script:{}", path.display()), turns))
+        Ok(Self::from_turns(
+            format!("script:{}", path.display()),
+            turns,
+        ))
     }
 
     pub fn from_turns(name: String, turns: Vec<ScriptTurn>) -> Self {
@@ -142,10 +145,9 @@ impl ModelClient for ScriptModel {
 
     async fn complete(&self, _request: &ModelRequest) -> Result<ModelReply, ModelError> {
         let index = {
-            let mut next = self
-                .next
-                .lock()
-                .map_err(|_| ModelError::Service("the script's turn counter was poisoned".into()))?;
+            let mut next = self.next.lock().map_err(|_| {
+                ModelError::Service("the script's turn counter was poisoned".into())
+            })?;
             let index = *next;
             *next += 1;
             index
@@ -212,13 +214,19 @@ mod tests {
 
     #[tokio::test]
     async fn runs_out_with_exhausted() {
-        let model = ScriptModel::from_turns("s".into(), parse_script("{\"tool\": \"done\", \"args\": {\"summary\": \"x\"}}").unwrap());
+        let model = ScriptModel::from_turns(
+            "s".into(),
+            parse_script("{\"tool\": \"done\", \"args\": {\"summary\": \"x\"}}").unwrap(),
+        );
         let request = ModelRequest {
             messages: vec![],
             tools: vec![],
         };
         let first = model.complete(&request).await.unwrap();
         let second = model.complete(&request).await.unwrap();
-        assert_eq!((first.exhausted, first.tool_calls.len(), second.exhausted), (false, 1, true));
+        assert_eq!(
+            (first.exhausted, first.tool_calls.len(), second.exhausted),
+            (false, 1, true)
+        );
     }
 }

@@ -11,7 +11,10 @@ pub enum ModelSpec {
     OpenAi(String),
     Anthropic(String),
     Ollama(String),
-    OpenAiCompat { url: String, model: String },
+    OpenAiCompat {
+        url: String,
+        model: String,
+    },
     /// The embedded local model; `None` is the default size.
     Local(Option<String>),
     Script(PathBuf),

@@ -6,7 +6,7 @@ mod events;
 mod messages;
 mod report;
 
-pub use events::{Event, JournalLine, JOURNAL_VERSION, RunMeta};
+pub use events::{Event, JOURNAL_VERSION, JournalLine, RunMeta};
 pub use messages::{Message, ModelReply, Role, ToolCall, ToolSpec, Usage};
 pub use report::{
     CheckReport, CheckStatus, CheckStep, FinalReport, Outcome, SandboxKind, TestCounts, Timings,

@@ -31,7 +31,8 @@ pub fn copy_tree(src: &Path, dst: &Path) {
         let entry = entry.unwrap();
         let name = entry.file_name();
         let name_text = name.to_string_lossy();
-        if name_text == "__pycache__" || name_text == ".pytest_cache" || name_text == ".ruff_cache" {
+        if name_text == "__pycache__" || name_text == ".pytest_cache" || name_text == ".ruff_cache"
+        {
             continue;
         }
         let kind = entry.file_type().unwrap();
@@ -88,7 +89,11 @@ fn digest_into(root: &Path, dir: &Path, out: &mut BTreeMap<String, String>) {
     for entry in std::fs::read_dir(dir).unwrap() {
         let entry = entry.unwrap();
         let path = entry.path();
-        let rel = path.strip_prefix(root).unwrap().to_string_lossy().into_owned();
+        let rel = path
+            .strip_prefix(root)
+            .unwrap()
+            .to_string_lossy()
+            .into_owned();
         let kind = entry.file_type().unwrap();
         if kind.is_symlink() {
             let target = std::fs::read_link(&path).unwrap();
@@ -131,7 +136,11 @@ impl Script {
     pub fn from_file(path: &Path) -> Self {
         let text = std::fs::read_to_string(path).unwrap();
         Self {
-            lines: text.lines().filter(|l| !l.trim().is_empty()).map(str::to_string).collect(),
+            lines: text
+                .lines()
+                .filter(|l| !l.trim().is_empty())
+                .map(str::to_string)
+                .collect(),
         }
     }
 

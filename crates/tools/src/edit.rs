@@ -95,7 +95,10 @@ impl Tool for EditFile {
         let a: EditArgs = args::parse(self.name(), "path, old_text, new_text", value)?;
         let (path, rel) = resolve_for_write(ctx, &a.path)?;
         if !path.is_file() {
-            return Err(ToolError::respond(format!("there is no file called {}.", a.path)));
+            return Err(ToolError::respond(format!(
+                "there is no file called {}.",
+                a.path
+            )));
         }
         let before = read_text(&path, &rel)?;
         if a.old_text.is_empty() {
@@ -220,13 +223,25 @@ mod tests {
     #[test]
     fn protected_rules_match_folders_and_files() {
         let rules = vec!["migrations/".to_string(), "setup.py".to_string()];
-        let actual: Vec<Option<&str>> = ["migrations/0001.sql", "migrations", "migrationsx/a", "setup.py", "src/setup.py"]
-            .iter()
-            .map(|rel| protected_by(&rules, rel))
-            .collect();
+        let actual: Vec<Option<&str>> = [
+            "migrations/0001.sql",
+            "migrations",
+            "migrationsx/a",
+            "setup.py",
+            "src/setup.py",
+        ]
+        .iter()
+        .map(|rel| protected_by(&rules, rel))
+        .collect();
         assert_eq!(
             actual,
-            vec![Some("migrations/"), Some("migrations/"), None, Some("setup.py"), None]
+            vec![
+                Some("migrations/"),
+                Some("migrations/"),
+                None,
+                Some("setup.py"),
+                None
+            ]
         );
     }
 }

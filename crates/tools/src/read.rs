@@ -21,7 +21,11 @@ pub(crate) fn resolve_for_read(ctx: &ToolContext<'_>, path: &str) -> Result<Path
 pub(crate) fn relative(root: &Path, path: &Path) -> String {
     let rel = path.strip_prefix(root).unwrap_or(path);
     let text = rel.to_string_lossy().replace('\\', "/");
-    if text.is_empty() { ".".to_string() } else { text }
+    if text.is_empty() {
+        ".".to_string()
+    } else {
+        text
+    }
 }
 
 pub(crate) struct SearchCode;
@@ -66,13 +70,17 @@ impl Tool for SearchCode {
     async fn call(&self, ctx: &ToolContext<'_>, value: &Value) -> Result<ToolOutput, ToolError> {
         let a: SearchArgs = args::parse(self.name(), "query, path?, regex?", value)?;
         if a.query.is_empty() {
-            return Err(ToolError::respond("query is empty. Give the text to search for."));
+            return Err(ToolError::respond(
+                "query is empty. Give the text to search for.",
+            ));
         }
         let dir = match a.path.as_deref() {
             Some(p) if !p.is_empty() && p != "." => {
                 let resolved = resolve_for_read(ctx, p)?;
                 if !resolved.exists() {
-                    return Err(ToolError::respond(format!("there is no file or folder called {p}.")));
+                    return Err(ToolError::respond(format!(
+                        "there is no file or folder called {p}."
+                    )));
                 }
                 Some(resolved)
             }
@@ -154,7 +162,10 @@ impl Tool for ReadFile {
             )));
         };
         let limits = &ctx.config.limits;
-        let window = a.lines.unwrap_or(limits.file_window).clamp(1, limits.file_window_max);
+        let window = a
+            .lines
+            .unwrap_or(limits.file_window)
+            .clamp(1, limits.file_window_max);
         let rel = relative(ctx.workspace.root(), &path);
         let rendered = render_window(&rel, &text, a.start_line.unwrap_or(1), window)?;
         Ok(rendered)
@@ -190,7 +201,10 @@ pub(crate) fn render_window(
         out.push_str(&format!("{:>width$}| {line}\n", start + offset));
     }
     if end < total {
-        out.push_str(&format!("(more below: read_file with start_line={})\n", end + 1));
+        out.push_str(&format!(
+            "(more below: read_file with start_line={})\n",
+            end + 1
+        ));
     }
     Ok(ToolOutput {
         text: out,

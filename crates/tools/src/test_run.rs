@@ -105,7 +105,10 @@ pub async fn run_test_command(
         limits,
     };
     let output = sandbox.run(&spec, cancel).await.map_err(|err| {
-        ToolError::Infra(format!("could not run the test command `{}`: {err}", argv.join(" ")))
+        ToolError::Infra(format!(
+            "could not run the test command `{}`: {err}",
+            argv.join(" ")
+        ))
     })?;
     let counts = plumb_verify::parse_counts(cmd.runner, &output.stdout, &output.stderr);
     let excerpt = plumb_verify::failure_excerpt(cmd.runner, &output.stdout, &output.stderr);

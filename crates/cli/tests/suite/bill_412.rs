@@ -9,13 +9,25 @@ use super::common::{Fixture, journal_events, report, stderr};
 #[test]
 fn bill_412_ends_with_a_verified_patch_and_an_untouched_repo() {
     let fixture = Fixture::billing();
-    let before = (tree_digest(fixture.repo_path()), git(fixture.repo_path(), &["status", "--porcelain", "--untracked-files=all"]));
+    let before = (
+        tree_digest(fixture.repo_path()),
+        git(
+            fixture.repo_path(),
+            &["status", "--porcelain", "--untracked-files=all"],
+        ),
+    );
     let script = billing_example().join("bill-412.script.jsonl");
 
     let output = fixture.fix_with_script(&script, &[]);
 
     let report = report(&output);
-    let after = (tree_digest(fixture.repo_path()), git(fixture.repo_path(), &["status", "--porcelain", "--untracked-files=all"]));
+    let after = (
+        tree_digest(fixture.repo_path()),
+        git(
+            fixture.repo_path(),
+            &["status", "--porcelain", "--untracked-files=all"],
+        ),
+    );
     assert_eq!(output.status.code(), Some(0), "stderr: {}", stderr(&output));
     assert_eq!(after, before, "the user's repository changed");
     let touched: Vec<&str> = report
@@ -23,7 +35,11 @@ fn bill_412_ends_with_a_verified_patch_and_an_untouched_repo() {
         .lines()
         .filter_map(|l| l.strip_prefix("diff --git a/"))
         .collect();
-    let suite = report.checks.iter().find(|c| c.step == CheckStep::FullSuite).unwrap();
+    let suite = report
+        .checks
+        .iter()
+        .find(|c| c.step == CheckStep::FullSuite)
+        .unwrap();
     let actual = (
         report.outcome,
         report.rounds,
@@ -54,11 +70,11 @@ fn progress_goes_to_stderr_one_line_per_round_and_warns_about_no_sandbox() {
     let output = fixture.fix_with_script(&script, &[]);
 
     let err = stderr(&output);
-    let finished_rounds: Vec<&str> = err
+    let finished_rounds = err
         .lines()
         .filter(|l| l.starts_with("round") && (l.contains("→") || l.contains("✗")))
-        .collect();
-    assert_eq!(finished_rounds.len(), 8, "{err}");
+        .count();
+    assert_eq!(finished_rounds, 8, "{err}");
     assert!(err.contains("WARNING"), "{err}");
     assert!(err.contains("baseline tests: 40 passed"), "{err}");
     // The journal saw the failing reproduction before the fix, and the passing run after it.

@@ -37,7 +37,18 @@ impl Fixture {
         let model = format!("script:{}", script.display());
         let repo = self.repo_path().display().to_string();
         let ticket = self.ticket().display().to_string();
-        let mut args = vec!["fix", "--repo", &repo, "--ticket", &ticket, "--model", &model, "--json", "--sandbox", "none"];
+        let mut args = vec![
+            "fix",
+            "--repo",
+            &repo,
+            "--ticket",
+            &ticket,
+            "--model",
+            &model,
+            "--json",
+            "--sandbox",
+            "none",
+        ];
         args.extend_from_slice(extra);
         plumb(self.home.path(), &args)
     }
@@ -76,10 +87,14 @@ pub fn stderr(output: &Output) -> String {
 
 /// The workspace copy of a run.
 pub fn work_dir(report: &FinalReport) -> PathBuf {
-    PathBuf::from(&report.workspace).join("workspace").join("work")
+    PathBuf::from(&report.workspace)
+        .join("workspace")
+        .join("work")
 }
 
 /// The shadow git dir of a run.
 pub fn shadow_git(report: &FinalReport) -> PathBuf {
-    PathBuf::from(&report.workspace).join("workspace").join("shadow.git")
+    PathBuf::from(&report.workspace)
+        .join("workspace")
+        .join("shadow.git")
 }

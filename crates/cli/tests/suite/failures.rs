@@ -15,7 +15,10 @@ fn a_script_that_never_fixes_the_bug_exits_1_rolled_back_with_the_attempt_kept()
     let fixture = Fixture::billing();
     let script = fixture.script_path("never.jsonl");
     Script::new()
-        .tool("create_file", json!({"path": "tests/test_gst.py", "content": NEW_TEST}))
+        .tool(
+            "create_file",
+            json!({"path": "tests/test_gst.py", "content": NEW_TEST}),
+        )
         .tool("run_tests", json!({"tests": ["tests/test_gst.py"]}))
         .tool("done", json!({"summary": "I think it is fixed."}))
         .write(&script);
@@ -29,7 +32,10 @@ fn a_script_that_never_fixes_the_bug_exits_1_rolled_back_with_the_attempt_kept()
     original_files.retain(|path, _| !path.starts_with(".git/"));
     workspace_now.retain(|path, _| !path.contains("__pycache__"));
     let kept = report.attempt_ref.clone().unwrap();
-    let kept_files = git(&shadow_git(&report), &["show", "--stat", "--format=", &kept]);
+    let kept_files = git(
+        &shadow_git(&report),
+        &["show", "--stat", "--format=", &kept],
+    );
     let actual = (
         output.status.code(),
         report.outcome,
@@ -38,7 +44,12 @@ fn a_script_that_never_fixes_the_bug_exits_1_rolled_back_with_the_attempt_kept()
         kept_files.contains("tests/test_gst.py"),
         tree_digest(fixture.repo_path()) == original,
     );
-    assert_eq!(actual, (Some(1), Outcome::ModelStopped, true, true, true, true), "stderr: {}", stderr(&output));
+    assert_eq!(
+        actual,
+        (Some(1), Outcome::ModelStopped, true, true, true, true),
+        "stderr: {}",
+        stderr(&output)
+    );
     // `done` was answered by the harness's own test run, which failed, and said so to the model.
     let done_note = tool_results(&journal_events(&report))
         .into_iter()
@@ -53,7 +64,9 @@ fn tool_results(events: &[Event]) -> Vec<(String, bool, String)> {
     events
         .iter()
         .filter_map(|e| match e {
-            Event::ToolFinished { name, ok, output, .. } => Some((name.clone(), *ok, output.clone())),
+            Event::ToolFinished {
+                name, ok, output, ..
+            } => Some((name.clone(), *ok, output.clone())),
             _ => None,
         })
         .collect()
@@ -94,7 +107,9 @@ fn bad_tool_calls_become_error_notes_in_the_next_request() {
 
     let report = report(&output);
     let events = journal_events(&report);
-    let notes: Vec<String> = (2..=8).map(|round| last_tool_message(&events, round).unwrap_or_default()).collect();
+    let notes: Vec<String> = (2..=8)
+        .map(|round| last_tool_message(&events, round).unwrap_or_default())
+        .collect();
     let expected_starts = [
         "Error: there is no tool called shell. The tools are:",
         "Error: bad arguments for read_file: unknown field `file`",
@@ -123,7 +138,8 @@ fn bad_tool_calls_become_error_notes_in_the_next_request() {
 fn three_identical_failed_edits_stop_the_run_as_stuck() {
     let fixture = Fixture::billing();
     let script = fixture.script_path("stuck.jsonl");
-    let same_edit = json!({"path": "billing/invoice_totals.py", "old_text": "no such text", "new_text": "x"});
+    let same_edit =
+        json!({"path": "billing/invoice_totals.py", "old_text": "no such text", "new_text": "x"});
     Script::new()
         .tool("edit_file", same_edit.clone())
         .tool("edit_file", same_edit.clone())
@@ -148,12 +164,18 @@ fn the_round_limit_ends_the_run() {
     let script = fixture.script_path("wander.jsonl");
     let mut builder = Script::new();
     for n in 1..=5 {
-        builder = builder.tool("read_file", json!({"path": "billing/tax.py", "start_line": n}));
+        builder = builder.tool(
+            "read_file",
+            json!({"path": "billing/tax.py", "start_line": n}),
+        );
     }
     builder.write(&script);
 
     let output = fixture.fix_with_script(&script, &["--max-rounds", "3"]);
 
     let report = report(&output);
-    assert_eq!((output.status.code(), report.outcome, report.rounds), (Some(1), Outcome::RoundLimit, 3));
+    assert_eq!(
+        (output.status.code(), report.outcome, report.rounds),
+        (Some(1), Outcome::RoundLimit, 3)
+    );
 }

@@ -15,8 +15,18 @@ fn replaying_the_bill_412_journal_reproduces_the_patch() {
     let output = plumb(fixture.home.path(), &["replay", &first.journal, "--json"]);
 
     let replayed = report(&output);
-    let actual = (output.status.code(), replayed.outcome, replayed.patch == first.patch, replayed.patch_sha256 == first.patch_sha256);
-    assert_eq!(actual, (Some(0), Outcome::Success, true, true), "stderr: {}", stderr(&output));
+    let actual = (
+        output.status.code(),
+        replayed.outcome,
+        replayed.patch == first.patch,
+        replayed.patch_sha256 == first.patch_sha256,
+    );
+    assert_eq!(
+        actual,
+        (Some(0), Outcome::Success, true, true),
+        "stderr: {}",
+        stderr(&output)
+    );
     assert!(!first.patch.is_empty());
     assert!(stderr(&output).contains("same patch as the journal"));
 }
@@ -31,5 +41,9 @@ fn a_replay_against_a_changed_repository_is_refused() {
     let output = plumb(fixture.home.path(), &["replay", &first.journal]);
 
     assert_eq!(output.status.code(), Some(2));
-    assert!(stderr(&output).contains("is not the tree the journal was written against"), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("is not the tree the journal was written against"),
+        "{}",
+        stderr(&output)
+    );
 }
