@@ -179,3 +179,115 @@ fn the_round_limit_ends_the_run() {
         (Some(1), Outcome::RoundLimit, 3)
     );
 }
+
+#[test]
+fn ctrl_c_cancels_cleanly_rolled_back_with_a_report() {
+    let fixture = Fixture::billing();
+    let script = fixture.script_path("slow.jsonl");
+    Script::new()
+        .tool(
+            "create_file",
+            json!({"path": "notes.txt", "content": "half done\n"}),
+        )
+        .tool("run", json!({"argv": ["sleep", "30"]}))
+        .write(&script);
+    let model = format!("script:{}", script.display());
+    let repo = fixture.repo_path().display().to_string();
+    let ticket = fixture.ticket().display().to_string();
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_plumb"))
+        .args([
+            "fix",
+            "--repo",
+            &repo,
+            "--ticket",
+            &ticket,
+            "--model",
+            &model,
+            "--json",
+            "--sandbox",
+            "none",
+        ])
+        .args(["-c", "run.allowed_commands=[[\"sleep\"]]"])
+        .env("PLUMB_HOME", fixture.home.path())
+        .env("XDG_CONFIG_HOME", fixture.home.path().join("config"))
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Wait until the agent's `sleep` is running, then press Ctrl-C (SIGINT to plumb alone).
+    let started = std::time::Instant::now();
+    while !sleep_is_running(fixture.home.path()) {
+        assert!(
+            started.elapsed().as_secs() < 60,
+            "the scripted `sleep` never started"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let status = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+
+    let output = child.wait_with_output().unwrap();
+
+    let report = report(&output);
+    let leftover = work_dir(&report).join("notes.txt").exists();
+    let actual = (
+        output.status.code(),
+        report.outcome,
+        leftover,
+        report.attempt_ref.is_some(),
+    );
+    assert_eq!(
+        actual,
+        (Some(1), Outcome::Cancelled, false, true),
+        "stderr: {}",
+        stderr(&output)
+    );
+}
+
+/// True when the `sleep 30` the scripted model asked for runs (in a workspace under `home`).
+fn sleep_is_running(home: &std::path::Path) -> bool {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(Result::ok)
+        .filter(|entry| {
+            std::fs::read(entry.path().join("cmdline")).is_ok_and(|c| c == b"sleep\x0030\x00")
+        })
+        .any(|entry| {
+            std::fs::read_link(entry.path().join("cwd")).is_ok_and(|cwd| cwd.starts_with(home))
+        })
+}
+
+#[test]
+fn the_journal_starts_with_the_run_metadata_and_numbers_its_lines() {
+    let fixture = Fixture::billing();
+    let script = fixture.script_path("short.jsonl");
+    Script::new()
+        .tool("search_code", json!({"query": "gst"}))
+        .write(&script);
+
+    let report = report(&fixture.fix_with_script(&script, &[]));
+
+    let text = std::fs::read_to_string(&report.journal).unwrap();
+    let lines: Vec<plumb_protocol::JournalLine> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let seqs: Vec<u64> = lines.iter().map(|l| l.seq).collect();
+    let first_is_meta = matches!(&lines[0].event, Event::RunStarted { meta } if meta.run_id == report.run_id && !meta.base_commit.is_empty());
+    let last_is_end = matches!(&lines[lines.len() - 1].event, Event::RunFinished { .. });
+    let all_v1_same_run = lines
+        .iter()
+        .all(|l| l.v == 1 && l.run == report.run_id && l.ts > 0);
+    assert_eq!(
+        (first_is_meta, last_is_end, all_v1_same_run, seqs),
+        (
+            true,
+            true,
+            true,
+            (0..lines.len() as u64).collect::<Vec<_>>()
+        )
+    );
+}
