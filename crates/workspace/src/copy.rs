@@ -8,6 +8,9 @@
 //! confinement refuses it later). Regular files are written with mode 0755 if any executable bit was set and
 //! 0644 otherwise, which is all git records. Other file types (sockets, FIFOs, devices) are skipped.
 //!
+//! A `.plumbignore` file (gitignore syntax, at any level) leaves out more: files the agent must not see,
+//! such as a recorded answer or data a model should not send anywhere.
+//!
 //! Limitation: a file that is tracked by git but matches an ignore pattern is not copied, since telling
 //! tracked from untracked would need the source's index, which this crate does not read.
 
@@ -19,6 +22,9 @@ use ignore::WalkBuilder;
 
 use crate::error::WorkspaceError;
 
+/// Gitignore-style file naming what the copy leaves out besides `.gitignore`d files.
+pub const PLUMBIGNORE: &str = ".plumbignore";
+
 /// Copies `source` (a canonical folder) into `dest` (an existing empty folder).
 pub(crate) fn copy_tree(source: &Path, dest: &Path) -> Result<(), WorkspaceError> {
     let walker = WalkBuilder::new(source)
@@ -29,6 +35,7 @@ pub(crate) fn copy_tree(source: &Path, dest: &Path) -> Result<(), WorkspaceError
         .git_global(false)
         .require_git(false)
         .parents(true)
+        .add_custom_ignore_filename(PLUMBIGNORE)
         .follow_links(false)
         .filter_entry(|entry| entry.file_name() != ".git")
         .build();

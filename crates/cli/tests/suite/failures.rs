@@ -29,7 +29,8 @@ fn a_script_that_never_fixes_the_bug_exits_1_rolled_back_with_the_attempt_kept()
     let report = report(&output);
     let mut workspace_now = tree_digest(&work_dir(&report));
     let mut original_files = original.clone();
-    original_files.retain(|path, _| !path.starts_with(".git/"));
+    // The copy leaves out history and what .plumbignore names (the script's answer key).
+    original_files.retain(|path, _| !path.starts_with(".git/") && path != "bill-412.script.jsonl");
     workspace_now.retain(|path, _| !path.contains("__pycache__"));
     let kept = report.attempt_ref.clone().unwrap();
     let kept_files = git(

@@ -1,3 +1,4 @@
 mod outline;
+mod prompt;
 mod repo_map;
 mod syntax;

@@ -35,6 +35,26 @@ fn copy_is_the_tree_as_it_stands_without_history_or_ignored_files() {
 }
 
 #[test]
+fn plumbignore_leaves_out_what_the_agent_must_not_see() {
+    let tmp = TempDir::new().unwrap();
+    let repo = tmp.path().join("repo");
+    write(&repo, ".plumbignore", "answers.jsonl\nsecrets/\n");
+    write(&repo, "answers.jsonl", "{}\n");
+    write(&repo, "secrets/key.txt", "k\n");
+    write(&repo, "src/app.py", "X = 1\n");
+
+    let ws = Workspace::prepare(&repo, &tmp.path().join("run")).unwrap();
+    let actual = listing(ws.root());
+
+    let expected = entries(&[
+        (".plumbignore", "answers.jsonl\nsecrets/\n"),
+        ("src/", ""),
+        ("src/app.py", "X = 1\n"),
+    ]);
+    assert_eq!(actual, expected);
+}
+
+#[test]
 fn copy_has_no_git_dir_and_the_shadow_sits_outside_it() {
     let tmp = TempDir::new().unwrap();
     let repo = sample_repo(tmp.path());
