@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # Installs what plumb's tests use on Debian: git, Python 3 with pytest (the BILL-412 example's
-# suite), ripgrep (the search benchmark's reference). Idempotent; quiet when all is present.
+# suite), bubblewrap and gVisor's runsc (the sandbox backends), ripgrep (the search benchmark's
+# reference). Idempotent; quiet when all is present.
 set -euo pipefail
 
 need_apt=()
 command -v git >/dev/null 2>&1 || need_apt+=(git)
 command -v python3 >/dev/null 2>&1 || need_apt+=(python3 python3-pip)
 command -v rg >/dev/null 2>&1 || need_apt+=(ripgrep)
+command -v bwrap >/dev/null 2>&1 || need_apt+=(bubblewrap)
+command -v runsc >/dev/null 2>&1 || need_apt+=(runsc)
 if [ ${#need_apt[@]} -gt 0 ]; then
   if [ "$(id -u)" -ne 0 ]; then
     echo "setup: please install: ${need_apt[*]} (apt-get install ${need_apt[*]})" >&2

@@ -9,7 +9,7 @@ use std::time::Instant;
 
 use plumb_context::syntax::{Language, syntax_problems};
 use plumb_protocol::{CheckReport, CheckStatus, CheckStep, Event, Outcome, TestCounts};
-use plumb_tools::{TestRun, ToolError, ToolOutput, run_test_command, sandbox_limits};
+use plumb_tools::{TestRun, ToolError, ToolOutput};
 use plumb_workspace::ChangeKind;
 use serde::Deserialize;
 
@@ -80,17 +80,10 @@ impl Run {
             return Ok(self.refusal_from_checks());
         }
 
-        let run = run_test_command(
-            self.spec.sandbox.as_ref(),
-            self.workspace.root(),
-            &self.test_command,
-            &[],
-            sandbox_limits(&self.spec.config),
-            &self.spec.cancel,
-        )
-        .await
-        .map_err(|err| Ending::new(Outcome::InfraError, err.to_string()))?;
-        self.timings.commands_ms += run.duration.as_millis() as u64;
+        let run = self
+            .run_full_suite()
+            .await
+            .map_err(|err| Ending::new(Outcome::InfraError, err.to_string()))?;
         if run.cancelled {
             return Err(Ending::new(
                 Outcome::Cancelled,
@@ -292,6 +285,7 @@ mod tests {
             cancelled: false,
             duration: Duration::from_millis(10),
             excerpt: String::new(),
+            limits_hit: Vec::new(),
         }
     }
 

@@ -8,7 +8,9 @@ use plumb_protocol::{
     CheckReport, Event, Message, Outcome, RunMeta, TestCounts, Timings, ToolCall, Usage,
 };
 use plumb_tools::shorten::shorten;
-use plumb_tools::{DONE_TOOL, Registry, ToolContext, ToolError, run_test_command, sandbox_limits};
+use plumb_tools::{
+    DONE_TOOL, Registry, TestRun, ToolContext, ToolError, run_test_command, sandbox_limits,
+};
 use plumb_verify::TestCommand;
 use plumb_workspace::{CommitId, Workspace};
 
@@ -52,6 +54,8 @@ pub struct Run {
     pub(crate) started: Instant,
     pub(crate) stuck: StuckDetector,
     pub(crate) last_checkpoint: CommitId,
+    /// True when a command ran since the last checkpoint, so files may have changed unreported.
+    pub(crate) unsaved: bool,
     /// The checks of the last `done`, for the report.
     pub(crate) checks: Vec<CheckReport>,
 }
@@ -109,6 +113,7 @@ impl Run {
             started,
             stuck: StuckDetector::default(),
             last_checkpoint,
+            unsaved: false,
             checks: Vec::new(),
             spec,
             workspace,
@@ -151,7 +156,8 @@ impl Run {
         }
     }
 
-    async fn run_baseline_tests(&mut self) -> Result<(), RunError> {
+    /// Runs the whole suite in the sandbox and counts its time as command time.
+    pub(crate) async fn run_full_suite(&mut self) -> Result<TestRun, ToolError> {
         let run = run_test_command(
             self.spec.sandbox.as_ref(),
             self.workspace.root(),
@@ -160,12 +166,16 @@ impl Run {
             sandbox_limits(&self.spec.config),
             &self.spec.cancel,
         )
-        .await
-        .map_err(|err| match err {
+        .await?;
+        self.timings.commands_ms += run.duration.as_millis() as u64;
+        Ok(run)
+    }
+
+    async fn run_baseline_tests(&mut self) -> Result<(), RunError> {
+        let run = self.run_full_suite().await.map_err(|err| match err {
             ToolError::Infra(text) => RunError::Infra(text),
             ToolError::RespondToModel(text) => RunError::BadInput(text),
         })?;
-        self.timings.commands_ms += run.duration.as_millis() as u64;
         self.emit(Event::BaselineTests {
             counts: run.counts.unwrap_or_default(),
             exit_code: run.exit_code,
@@ -290,7 +300,9 @@ impl Run {
                 return Some(ending);
             }
         }
-        if let Err(err) = self.checkpoint(&format!("round {round}")).await {
+        if self.unsaved
+            && let Err(err) = self.checkpoint(&format!("round {round}")).await
+        {
             return Some(err);
         }
         None
@@ -348,7 +360,11 @@ impl Run {
         let started = Instant::now();
         let (result, verified, line_limit) = if call.name == DONE_TOOL {
             match self.answer_done(&call.arguments).await {
-                Ok(done) => (done.result, done.verified, usize::MAX),
+                Ok(done) => (
+                    done.result,
+                    done.verified,
+                    self.spec.config.limits.tool_output_lines,
+                ),
                 Err(ending) => return Some(ending),
             }
         } else {
@@ -369,6 +385,12 @@ impl Run {
         };
         let duration_ms = elapsed_ms(started);
         self.timings.tools_ms += duration_ms;
+        let runs_commands = call.name == DONE_TOOL
+            || self
+                .registry
+                .get(&call.name)
+                .is_some_and(|tool| tool.runs_commands());
+        self.unsaved |= runs_commands;
         let (ok, output, summary, changed) = match result {
             Ok(out) => {
                 self.timings.commands_ms += out.command_time.as_millis() as u64;
@@ -436,6 +458,7 @@ impl Run {
             .workspace
             .checkpoint(label)
             .map_err(|err| Ending::new(Outcome::InfraError, format!("checkpoint failed: {err}")))?;
+        self.unsaved = false;
         if commit != self.last_checkpoint {
             self.last_checkpoint = commit.clone();
             self.emit(Event::Checkpoint {

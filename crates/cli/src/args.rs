@@ -25,6 +25,8 @@ pub(crate) enum Command {
     Fix(FixArgs),
     /// Re-run a journal's model turns against the same base tree and check the patch is the same.
     Replay(ReplayArgs),
+    /// Say which sandbox backends and tools work on this machine, with the fix for each that does not.
+    Doctor,
 }
 
 #[derive(Debug, Args)]

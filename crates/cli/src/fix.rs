@@ -2,12 +2,10 @@
 
 use std::path::PathBuf;
 
-use plumb_agent::{RunSpec, new_run_id};
 use plumb_protocol::{CheckStatus, FinalReport, SandboxKind};
-use tokio_util::sync::CancellationToken;
 
 use crate::args::{FixArgs, SandboxArg};
-use crate::{Failure, progress, setup};
+use crate::{Failure, launch, setup};
 
 pub(crate) async fn run(args: FixArgs, overrides: &[String]) -> Result<i32, Failure> {
     let repo = local_repo(&args.repo)?;
@@ -33,36 +31,16 @@ pub(crate) async fn run(args: FixArgs, overrides: &[String]) -> Result<i32, Fail
         .map(plumb_verify::parse_command)
         .transpose()
         .map_err(|err| Failure::bad_input(format!("--test-cmd: {err}")))?;
-    let run_id = new_run_id();
-    let run_dir = setup::runs_dir(&config)?.join(&run_id);
-    std::fs::create_dir_all(&run_dir).map_err(|err| {
-        Failure::bad_input(format!(
-            "could not create the run folder {}: {err}; set runs_dir in plumb.toml or PLUMB_HOME to a writable folder",
-            run_dir.display()
-        ))
-    })?;
-    let sandbox = setup::build_sandbox(config.sandbox, run_dir.join("sandbox"))?;
-    let cancel = CancellationToken::new();
-    progress::cancel_on_ctrl_c(cancel.clone());
-    let (observer, printer) = progress::start(args.json);
-    let spec = RunSpec {
+    let task = launch::Task {
         repo_label: repo.display().to_string(),
         repo,
         ticket,
         model,
-        config,
         test_command,
-        sandbox,
-        run_id,
-        run_dir,
         journal_path: args.journal.clone(),
-        cancel,
-        observer: Some(observer),
         expect_base_tree: None,
     };
-    let result = plumb_agent::run(spec).await;
-    let _ = printer.await;
-    let report = result?;
+    let report = launch::run(task, config).await?;
     if let Some(out) = &args.out
         && !report.patch.is_empty()
     {

@@ -3,7 +3,9 @@
 //! Exit codes (DESIGN.md §7): 0 verified patch, 1 no patch (rolled back), 2 bad input, 3 infrastructure.
 
 mod args;
+mod doctor;
 mod fix;
+mod launch;
 mod progress;
 mod replay;
 mod setup;
@@ -61,6 +63,7 @@ fn main() {
         match cli.command {
             Command::Fix(args) => fix::run(args, &cli.config).await,
             Command::Replay(args) => replay::run(args, &cli.config).await,
+            Command::Doctor => Ok(doctor::run().await),
         }
     });
     match result {

@@ -9,11 +9,11 @@ use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-/// Starts the printer; returns the sender to give the run and the task to await at the end.
-pub(crate) fn start(quiet_stdout: bool) -> (mpsc::Sender<Event>, JoinHandle<()>) {
+/// Starts the printer (stderr only, `--json` or not); returns the sender to give the run and
+/// the task to await at the end.
+pub(crate) fn start() -> (mpsc::Sender<Event>, JoinHandle<()>) {
     let (tx, mut rx) = mpsc::channel::<Event>(64);
     let task = tokio::spawn(async move {
-        let _ = quiet_stdout; // progress never goes to stdout, --json or not
         // Arguments are shown with the outcome, so a round is one line.
         let mut pending_args: HashMap<String, String> = HashMap::new();
         while let Some(event) = rx.recv().await {

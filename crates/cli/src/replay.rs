@@ -1,13 +1,12 @@
 //! `plumb replay JOURNAL`: the journal's model turns, played again against the same base tree,
 //! must reach the same patch byte for byte.
 
-use plumb_agent::{RunSpec, new_run_id, plan_replay};
+use plumb_agent::plan_replay;
 use plumb_model::ScriptModel;
-use tokio_util::sync::CancellationToken;
 
 use crate::args::ReplayArgs;
 use crate::fix::print_report;
-use crate::{Failure, progress, setup};
+use crate::{Failure, launch, setup};
 
 pub(crate) async fn run(args: ReplayArgs, overrides: &[String]) -> Result<i32, Failure> {
     let plan = plan_replay(&args.journal)?;
@@ -26,40 +25,20 @@ pub(crate) async fn run(args: ReplayArgs, overrides: &[String]) -> Result<i32, F
     }
     let test_command = plumb_verify::parse_command(&shell_words::join(&plan.meta.test_command))
         .map_err(|err| Failure::bad_input(format!("the journal's test command: {err}")))?;
-    let run_id = new_run_id();
-    let run_dir = setup::runs_dir(&config)?.join(&run_id);
-    std::fs::create_dir_all(&run_dir).map_err(|err| {
-        Failure::bad_input(format!(
-            "could not create the run folder {}: {err}",
-            run_dir.display()
-        ))
-    })?;
-    let sandbox = setup::build_sandbox(config.sandbox, run_dir.join("sandbox"))?;
-    let cancel = CancellationToken::new();
-    progress::cancel_on_ctrl_c(cancel.clone());
-    let (observer, printer) = progress::start(args.json);
     let model = ScriptModel::from_turns(
         format!("replay:{}", args.journal.display()),
         plan.turns.clone(),
     );
-    let spec = RunSpec {
+    let task = launch::Task {
         repo_label: plan.meta.repo.clone(),
         repo,
         ticket: plan.meta.ticket.clone(),
         model: Box::new(model),
-        config,
         test_command: Some(test_command),
-        sandbox,
-        run_id,
-        run_dir,
         journal_path: None,
-        cancel,
-        observer: Some(observer),
         expect_base_tree: Some(plan.meta.base_tree.clone()),
     };
-    let result = plumb_agent::run(spec).await;
-    let _ = printer.await;
-    let report = result?;
+    let report = launch::run(task, config).await?;
     print_report(&report, args.json);
     if report.patch_sha256 == plan.patch_sha256 {
         eprintln!(

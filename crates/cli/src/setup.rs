@@ -61,16 +61,28 @@ pub(crate) fn connect_model(spec_text: &str) -> Result<Box<dyn ModelClient>, Fai
     })
 }
 
-/// The sandbox of the settings. Only `none` exists in this build; the others say so.
+/// The sandbox of the settings. A backend that cannot work here is an infrastructure failure whose
+/// message says how to fix it.
 pub(crate) fn build_sandbox(
-    kind: SandboxKind,
+    config: &Config,
     scratch: PathBuf,
 ) -> Result<Box<dyn Sandbox>, Failure> {
-    match kind {
+    match config.sandbox {
         SandboxKind::None => Ok(Box::new(plumb_sandbox::NoSandbox::new(scratch))),
-        SandboxKind::Bwrap | SandboxKind::Gvisor => Err(Failure::bad_input(format!(
-            "the {} sandbox is not in this build of plumb yet; pass --sandbox none (commands then run unsandboxed, and every run says so)",
-            kind.as_str()
-        ))),
+        SandboxKind::Bwrap => {
+            let settings = plumb_sandbox::BwrapSettings {
+                seccomp: config.strict_sandbox,
+                extra_read_only: config.sandbox_read_only.clone(),
+            };
+            let sandbox = plumb_sandbox::BwrapSandbox::new()
+                .map_err(|err| Failure::infra(err.to_string()))?
+                .with_settings(settings);
+            Ok(Box::new(sandbox))
+        }
+        SandboxKind::Gvisor => {
+            let sandbox = plumb_sandbox::GvisorSandbox::new(scratch)
+                .map_err(|err| Failure::infra(err.to_string()))?;
+            Ok(Box::new(sandbox))
+        }
     }
 }

@@ -25,6 +25,10 @@ pub struct Config {
     /// The project's test command (one line, split like a shell would but never run by one).
     pub test_command: Option<String>,
     pub sandbox: SandboxKind,
+    /// Strict sandbox: a seccomp filter that refuses ptrace, io_uring, non-unix sockets and keyrings.
+    pub strict_sandbox: bool,
+    /// More host folders the sandbox shows read-only (e.g. `~/.rustup` for a cargo on PATH).
+    pub sandbox_read_only: Vec<PathBuf>,
     pub limits: Limits,
     pub run: RunPolicy,
     /// Paths (relative, prefix match by folder) the agent may not edit or create files in.
@@ -38,7 +42,9 @@ impl Default for Config {
         Self {
             model: "local".to_string(),
             test_command: None,
-            sandbox: SandboxKind::None,
+            sandbox: SandboxKind::Bwrap,
+            strict_sandbox: false,
+            sandbox_read_only: Vec::new(),
             limits: Limits::default(),
             run: RunPolicy::default(),
             protected_paths: Vec::new(),

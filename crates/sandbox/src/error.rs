@@ -42,6 +42,19 @@ pub enum SandboxError {
         #[source]
         source: io::Error,
     },
+
+    /// The backend cannot work on this machine; `reason` says what to install or pass.
+    #[error("{reason}")]
+    Unavailable { reason: String },
+
+    /// The backend's launcher could not set up the sandbox for this command.
+    #[error(
+        "the {backend} sandbox could not be set up: {detail}; run `plumb doctor` to see which sandboxes work on this machine"
+    )]
+    Backend {
+        backend: &'static str,
+        detail: String,
+    },
 }
 
 impl SandboxError {
@@ -57,7 +70,9 @@ impl SandboxError {
             ),
             SandboxError::Workdir { .. }
             | SandboxError::Scratch { .. }
-            | SandboxError::Io { .. } => true,
+            | SandboxError::Io { .. }
+            | SandboxError::Unavailable { .. }
+            | SandboxError::Backend { .. } => true,
         }
     }
 }

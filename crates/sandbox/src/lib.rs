@@ -10,23 +10,40 @@
 //!   tail-keeping capped buffers, enforce the wall-clock timeout and the cancel token by
 //!   killing the whole process group, and stop reading shortly after the kill.
 //!
-//! Backends: [`NoSandbox`] (`--sandbox none`, explicit and loud). `bwrap` and `gvisor` slot in
-//! beside it as further [`Sandbox`] implementations that wrap the argv in their launcher.
+//! - `cgroup` and `limits`: the kernel side of a command's limits — a per-command cgroup
+//!   (v1 or v2) for memory, processes and CPUs where the machine allows, rlimits where not.
+//! - `host_view` and `launcher`, for the namespacing backends: what of the host a command may
+//!   see, and the launcher program (`bwrap`, `runsc`) that is spawned in its place.
+//!
+//! Backends: [`NoSandbox`] (`--sandbox none`, explicit and loud), [`BwrapSandbox`]
+//! (bubblewrap, the default on Linux) and [`GvisorSandbox`] (gVisor's `runsc`).
+//! [`check_backends`] is what `plumb doctor` reports.
 
+mod bwrap;
 mod capture;
+mod cgroup;
+mod doctor;
 mod env;
 mod error;
+mod gvisor;
+mod host_view;
+mod launcher;
+mod limits;
 mod none;
 mod scratch;
 mod spec;
 mod supervise;
 mod sys;
 
+pub use bwrap::{BWRAP_MISSING, BwrapSandbox, BwrapSettings};
+pub use doctor::{BackendStatus, CheckKind, check_backends};
 pub use env::EnvPolicy;
 pub use error::SandboxError;
+pub use gvisor::GvisorSandbox;
+pub use host_view::HOME_INSIDE;
 pub use none::NoSandbox;
 pub use plumb_protocol::SandboxKind;
-pub use spec::{CommandOutput, CommandSpec, Limits, enforced};
+pub use spec::{CommandOutput, CommandSpec, Limits, enforced, limit_hit};
 pub use supervise::GRACE_AFTER_KILL;
 
 use tokio_util::sync::CancellationToken;

@@ -10,7 +10,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::scratch::PrivateDirs;
 use crate::supervise::{Launch, cancelled_before_start, check_spec, supervise};
-use crate::sys::Rlimits;
+use crate::sys::{ChildSetup, Rlimits};
 use crate::{CommandOutput, CommandSpec, EnvPolicy, Sandbox, SandboxError, SandboxKind};
 
 /// The `none` backend.
@@ -68,10 +68,15 @@ impl Sandbox for NoSandbox {
                     args: cmd.argv.iter().skip(1).cloned().collect(),
                     env,
                     cwd: cmd.workdir.clone(),
-                    rlimits: Rlimits {
-                        file_bytes: Some(cmd.limits.max_file_bytes),
-                        no_core_dumps: true,
+                    child: ChildSetup {
+                        rlimits: Rlimits {
+                            file_bytes: Some(cmd.limits.max_file_bytes),
+                            no_core_dumps: true,
+                            ..Rlimits::default()
+                        },
+                        ..ChildSetup::default()
                     },
+                    keep_open: Vec::new(),
                     backend_enforced: Vec::new(),
                 };
                 supervise(launch, &cmd.limits, cancel).await

@@ -67,6 +67,41 @@ pub mod enforced {
     pub const FILE_SIZE: &str = "file size";
     /// `RLIMIT_CORE` set to 0, so a crash cannot fill the disk with a core file.
     pub const NO_CORE_DUMPS: &str = "no core dumps";
+    /// The system is mounted read-only; only the workspace, `/tmp` and `HOME` are writable.
+    pub const READ_ONLY_SYSTEM: &str = "read-only system";
+    /// A network namespace of its own with only loopback.
+    pub const NETWORK_OFF: &str = "network off";
+    /// A pid namespace of its own: the whole tree dies with the command.
+    pub const PID_NAMESPACE: &str = "pid namespace";
+    /// The strict mode's seccomp filter (ptrace, io_uring, non-unix sockets, keyrings).
+    pub const SECCOMP: &str = "seccomp";
+    pub const MEMORY_CGROUP_V1: &str = "memory (cgroup v1)";
+    pub const MEMORY_CGROUP_V2: &str = "memory (cgroup v2)";
+    /// `RLIMIT_AS`, the fallback without a memory cgroup: per process and virtual, see
+    /// `limits.rs`.
+    pub const MEMORY_RLIMIT_AS: &str = "memory (RLIMIT_AS)";
+    pub const PROCESSES_CGROUP_V1: &str = "processes (cgroup v1)";
+    pub const PROCESSES_CGROUP_V2: &str = "processes (cgroup v2)";
+    /// `RLIMIT_NPROC`, the fallback without a pids cgroup; it counts every process of the
+    /// user and the kernel ignores it for root.
+    pub const PROCESSES_RLIMIT_NPROC: &str = "processes (RLIMIT_NPROC)";
+    pub const CPUS_CGROUP_V1: &str = "cpus (cgroup v1 quota)";
+    pub const CPUS_CGROUP_V2: &str = "cpus (cgroup v2 cpu.max)";
+}
+
+/// The names used in [`CommandOutput::limits_hit`].
+pub mod limit_hit {
+    /// The wall-clock limit passed and the tree was killed.
+    pub const TIMEOUT: &str = "timeout";
+    /// More output came than `Limits::output_bytes`; the head was dropped.
+    pub const OUTPUT_CAP: &str = "output cap";
+    /// The command itself was stopped by `SIGXFSZ` (a descendant hitting the limit is not
+    /// visible from outside).
+    pub const FILE_SIZE: &str = "file size";
+    /// The kernel's OOM killer killed a process of the command's cgroup.
+    pub const MEMORY: &str = "memory";
+    /// A `fork` failed because the command's pids cgroup was full.
+    pub const PROCESSES: &str = "processes";
 }
 
 /// What a command did. A command that failed is still an output; only a command that could
@@ -91,6 +126,9 @@ pub struct CommandOutput {
     pub duration: Duration,
     /// Which limits were actually enforced, by the names in [`enforced`].
     pub enforced: Vec<String>,
+    /// Which limits the command ran into, where that is detectable, by the names in
+    /// [`limit_hit`]; empty when none was.
+    pub limits_hit: Vec<String>,
 }
 
 impl CommandOutput {

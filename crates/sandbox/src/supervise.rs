@@ -14,9 +14,11 @@
 //!
 //! If the future is dropped part-way, a guard kills the process group.
 
+use std::fs::File;
 use std::os::unix::process::ExitStatusExt;
 use std::path::PathBuf;
 use std::process::{ExitStatus, Stdio};
+use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::process::Command;
@@ -24,8 +26,8 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use crate::capture::capture;
-use crate::spec::enforced;
-use crate::sys::{self, Rlimits};
+use crate::spec::{enforced, limit_hit};
+use crate::sys::{self, ChildSetup};
 use crate::{CommandOutput, CommandSpec, Limits, SandboxError};
 
 /// How long output is still read after the process group was killed.
@@ -42,9 +44,12 @@ pub(crate) struct Launch {
     /// The complete environment; nothing is inherited.
     pub(crate) env: Vec<(String, String)>,
     pub(crate) cwd: PathBuf,
-    pub(crate) rlimits: Rlimits,
-    /// Limits the backend itself enforces (beyond the timeout, output cap and rlimits,
-    /// which are reported here), by the names in [`enforced`].
+    /// Rlimits, cgroups to join and descriptors to keep, applied between fork and exec.
+    pub(crate) child: ChildSetup,
+    /// Files whose descriptors are in `child.keep_fds`; held open until the spawn is done.
+    pub(crate) keep_open: Vec<Arc<File>>,
+    /// Limits the backend itself enforces (beyond the timeout, output cap, file size and
+    /// core-dump rlimits, which are reported here), by the names in [`enforced`].
     pub(crate) backend_enforced: Vec<String>,
 }
 
@@ -83,6 +88,7 @@ pub(crate) fn cancelled_before_start() -> CommandOutput {
         stderr_truncated_bytes: 0,
         duration: Duration::ZERO,
         enforced: Vec::new(),
+        limits_hit: Vec::new(),
     }
 }
 
@@ -126,10 +132,12 @@ pub(crate) async fn supervise(
         .stderr(Stdio::piped())
         .process_group(0)
         .kill_on_drop(true);
-    sys::set_rlimits_before_exec(&mut cmd, launch.rlimits);
+    sys::prepare_child(&mut cmd, launch.child.clone());
 
     let start = Instant::now();
-    let mut child = cmd.spawn().map_err(|source| SandboxError::Spawn {
+    let spawned = cmd.spawn();
+    drop(launch.keep_open);
+    let mut child = spawned.map_err(|source| SandboxError::Spawn {
         program: launch.shown_program.clone(),
         source,
     })?;
@@ -195,9 +203,20 @@ pub(crate) async fn supervise(
     };
     let (stdout, stdout_truncated_bytes) = stdout.finish();
     let (stderr, stderr_truncated_bytes) = stderr.finish();
+    let signal = status.and_then(|s| s.signal());
+    let mut limits_hit = Vec::new();
+    if timed_out {
+        limits_hit.push(limit_hit::TIMEOUT.to_owned());
+    }
+    if stdout_truncated_bytes > 0 || stderr_truncated_bytes > 0 {
+        limits_hit.push(limit_hit::OUTPUT_CAP.to_owned());
+    }
+    if signal == Some(libc::SIGXFSZ) {
+        limits_hit.push(limit_hit::FILE_SIZE.to_owned());
+    }
     Ok(CommandOutput {
         exit_code: status.and_then(|s| s.code()),
-        signal: status.and_then(|s| s.signal()),
+        signal,
         stdout,
         stderr,
         timed_out,
@@ -205,21 +224,22 @@ pub(crate) async fn supervise(
         stdout_truncated_bytes,
         stderr_truncated_bytes,
         duration,
-        enforced: enforced_list(&launch),
+        enforced: enforced_list(&launch.child, launch.backend_enforced),
+        limits_hit,
     })
 }
 
-fn enforced_list(launch: &Launch) -> Vec<String> {
+fn enforced_list(child: &ChildSetup, backend_enforced: Vec<String>) -> Vec<String> {
     let mut list = vec![
         enforced::TIMEOUT.to_owned(),
         enforced::OUTPUT_CAP.to_owned(),
     ];
-    if launch.rlimits.file_bytes.is_some() {
+    if child.rlimits.file_bytes.is_some() {
         list.push(enforced::FILE_SIZE.to_owned());
     }
-    if launch.rlimits.no_core_dumps {
+    if child.rlimits.no_core_dumps {
         list.push(enforced::NO_CORE_DUMPS.to_owned());
     }
-    list.extend(launch.backend_enforced.iter().cloned());
+    list.extend(backend_enforced);
     list
 }

@@ -1,16 +1,21 @@
-//! The two places the sandbox needs raw system calls: killing a process group and setting
-//! resource limits in the child between `fork` and `exec`.
+//! The places the sandbox needs raw system calls: killing a process group or a process,
+//! asking whether we are root, and preparing the child between `fork` and `exec` (resource
+//! limits, joining the command's cgroups, keeping a descriptor open for the launcher).
 //!
 //! `unsafe` is allowed in this module only. Why each use is sound:
-//! - `killpg`, `getrlimit` and `setrlimit` are plain system calls on values and a pointer to
-//!   a local `rlimit`; they touch no Rust-managed memory.
+//! - `killpg`, `kill`, `geteuid`, `getrlimit` and `setrlimit` are plain system calls on
+//!   values and a pointer to a local `rlimit`; they touch no Rust-managed memory.
 //! - The `pre_exec` closure runs in the forked child, where only async-signal-safe work is
-//!   allowed. It calls only `getrlimit`/`setrlimit` (both async-signal-safe), captures two
-//!   `Copy` values, does not allocate, take locks or touch the parent's state, and reports
-//!   failure through `io::Error::last_os_error()`, which does not allocate either.
+//!   allowed. It calls only `open`, `write`, `close`, `fcntl`, `getrlimit` and `setrlimit`
+//!   (all async-signal-safe). It reads the [`ChildSetup`] it owns (built in the parent: the
+//!   paths are `CString`s made before the fork, so nothing is allocated in the child), takes
+//!   no locks, does not touch the parent's state, and reports failure through
+//!   `io::Error::last_os_error()`, which does not allocate either.
 #![allow(unsafe_code)]
 
+use std::ffi::CString;
 use std::io;
+use std::os::fd::RawFd;
 
 /// A macro rather than a function because the type of the resource argument differs
 /// between C libraries (`c_uint` on glibc, `c_int` on musl and macOS).
@@ -58,6 +63,33 @@ pub(crate) fn kill_process_group(pgid: u32) -> io::Result<()> {
     Err(err)
 }
 
+/// Sends `SIGKILL` to one process. A process that is gone is not an error. Refuses pids 0
+/// and 1 (our own group, init) and anything that is not a positive pid.
+pub(crate) fn kill_process(pid: u32) -> io::Result<()> {
+    let Ok(pid) = libc::pid_t::try_from(pid) else {
+        return Ok(());
+    };
+    if pid <= 1 {
+        return Ok(());
+    }
+    // SAFETY: a system call on integers; see the module header.
+    let rc = unsafe { libc::kill(pid, libc::SIGKILL) };
+    if rc == 0 {
+        return Ok(());
+    }
+    let err = io::Error::last_os_error();
+    if err.raw_os_error() == Some(libc::ESRCH) {
+        return Ok(());
+    }
+    Err(err)
+}
+
+/// True when this process runs with effective user id 0.
+pub(crate) fn is_root() -> bool {
+    // SAFETY: `geteuid` cannot fail and takes no arguments.
+    unsafe { libc::geteuid() == 0 }
+}
+
 /// Resource limits to set in the child before `exec`. Each limit is set as both soft and
 /// hard limit, so the command cannot raise it again; a requested value above the current
 /// hard limit is lowered to it (we can only tighten).
@@ -67,25 +99,83 @@ pub(crate) struct Rlimits {
     pub(crate) file_bytes: Option<libc::rlim_t>,
     /// `RLIMIT_CORE = 0`: no core files.
     pub(crate) no_core_dumps: bool,
+    /// `RLIMIT_NPROC`: the fallback process limit (counts all processes of the user).
+    pub(crate) processes: Option<libc::rlim_t>,
+    /// `RLIMIT_AS`: the fallback memory limit (virtual, per process).
+    pub(crate) address_space: Option<libc::rlim_t>,
 }
 
-/// Arranges for `limits` to be set in the child. If setting them fails, spawning fails, so a
-/// spawned command always runs under every limit asked for.
-pub(crate) fn set_rlimits_before_exec(cmd: &mut tokio::process::Command, limits: Rlimits) {
-    if limits == Rlimits::default() {
+/// What the child does between `fork` and `exec`, in this order: join cgroups, keep
+/// descriptors, set rlimits. Any failure makes spawning fail, so a spawned command always
+/// runs under everything asked for.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct ChildSetup {
+    /// `cgroup.procs` files the child writes `0` ("this process") to before `exec`, so the
+    /// launcher and everything it starts are inside the command's cgroups from the start.
+    pub(crate) join_cgroups: Vec<CString>,
+    /// Descriptors whose close-on-exec flag the child clears, e.g. bwrap's `--seccomp FD`.
+    pub(crate) keep_fds: Vec<RawFd>,
+    pub(crate) rlimits: Rlimits,
+}
+
+fn join_cgroup(procs_file: &CString) -> io::Result<()> {
+    // SAFETY: `procs_file` is a valid NUL-terminated path owned by the closure.
+    let fd = unsafe { libc::open(procs_file.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC) };
+    if fd < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: writes one byte from a static buffer to the descriptor opened above.
+    let written = unsafe { libc::write(fd, b"0".as_ptr().cast(), 1) };
+    let result = if written == 1 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    };
+    // SAFETY: closes the descriptor opened above, exactly once.
+    unsafe { libc::close(fd) };
+    result
+}
+
+fn keep_fd(fd: RawFd) -> io::Result<()> {
+    // SAFETY: `fcntl(F_SETFD)` on an integer; an invalid descriptor yields EBADF.
+    if unsafe { libc::fcntl(fd, libc::F_SETFD, 0) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+fn set_rlimits(limits: Rlimits) -> io::Result<()> {
+    if let Some(bytes) = limits.file_bytes {
+        lower_limit!(libc::RLIMIT_FSIZE, bytes);
+    }
+    if limits.no_core_dumps {
+        lower_limit!(libc::RLIMIT_CORE, 0);
+    }
+    if let Some(count) = limits.processes {
+        lower_limit!(libc::RLIMIT_NPROC, count);
+    }
+    if let Some(bytes) = limits.address_space {
+        lower_limit!(libc::RLIMIT_AS, bytes);
+    }
+    Ok(())
+}
+
+/// Arranges for `setup` to happen in the child; see [`ChildSetup`].
+pub(crate) fn prepare_child(cmd: &mut tokio::process::Command, setup: ChildSetup) {
+    if setup == ChildSetup::default() {
         return;
     }
-    let set_limits = move || {
-        if let Some(bytes) = limits.file_bytes {
-            lower_limit!(libc::RLIMIT_FSIZE, bytes);
+    let in_child = move || {
+        for procs_file in &setup.join_cgroups {
+            join_cgroup(procs_file)?;
         }
-        if limits.no_core_dumps {
-            lower_limit!(libc::RLIMIT_CORE, 0);
+        for fd in &setup.keep_fds {
+            keep_fd(*fd)?;
         }
-        Ok(())
+        set_rlimits(setup.rlimits)
     };
-    // SAFETY: `set_limits` is async-signal-safe; see the module header.
+    // SAFETY: `in_child` is async-signal-safe; see the module header.
     unsafe {
-        cmd.pre_exec(set_limits);
+        cmd.pre_exec(in_child);
     }
 }

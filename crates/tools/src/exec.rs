@@ -25,6 +25,10 @@ impl Tool for RunTests {
         "run_tests"
     }
 
+    fn runs_commands(&self) -> bool {
+        true
+    }
+
     fn description(&self) -> &'static str {
         "Run the project's tests in the sandbox: all of them, or only the given test ids or paths (e.g. tests/test_x.py::test_y). Returns counts of passed, failed, skipped and errors, and the failures."
     }
@@ -86,6 +90,10 @@ impl Tool for RunCommand {
         "run"
     }
 
+    fn runs_commands(&self) -> bool {
+        true
+    }
+
     fn description(&self) -> &'static str {
         "Run one allowed command in the sandbox, given as a list of plain strings (no shell: pipes, &&, redirections and $(...) are not interpreted). Returns its exit code and output."
     }
@@ -138,11 +146,17 @@ impl Tool for RunCommand {
         let output = ctx.sandbox.run(&spec, ctx.cancel).await.map_err(|err| {
             ToolError::respond(format!("could not run `{}`: {err}", a.argv.join(" ")))
         })?;
-        let status = match (output.exit_code, output.timed_out) {
+        let mut status = match (output.exit_code, output.timed_out) {
             (_, true) => "stopped at the time limit".to_string(),
             (Some(code), false) => format!("exit {code}"),
             (None, false) => "killed by a signal".to_string(),
         };
+        if !output.limits_hit.is_empty() {
+            status.push_str(&format!(
+                "; the sandbox's {} limit was hit",
+                output.limits_hit.join(", ")
+            ));
+        }
         let mut text = format!("`{}`: {status}\n", a.argv.join(" "));
         if !output.stdout.is_empty() {
             text.push_str(&output.stdout);

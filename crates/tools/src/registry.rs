@@ -25,6 +25,12 @@ pub trait Tool: Send + Sync {
     fn output_line_limit(&self, ctx: &ToolContext<'_>) -> usize {
         ctx.config.limits.tool_output_lines
     }
+    /// True for tools that run commands, which may change files without saying so; every other
+    /// tool reports its changes in [`ToolOutput::changed`]. The loop checkpoints at a round's end
+    /// only when something may have changed since the last checkpoint.
+    fn runs_commands(&self) -> bool {
+        false
+    }
     async fn call(&self, ctx: &ToolContext<'_>, args: &Value) -> Result<ToolOutput, ToolError>;
 }
 

@@ -24,6 +24,8 @@ pub struct TestRun {
     pub duration: Duration,
     /// The part of the output about failures (or the tail when there is no summary).
     pub excerpt: String,
+    /// Sandbox limits the command ran into ("memory", "processes", "timeout", …).
+    pub limits_hit: Vec<String>,
 }
 
 impl TestRun {
@@ -61,7 +63,12 @@ impl TestRun {
                 "no test summary found in the output: the tests may not have run".to_string()
             }
         };
-        format!("{result} ({exit}, {seconds:.2} s)")
+        if self.limits_hit.is_empty() {
+            format!("{result} ({exit}, {seconds:.2} s)")
+        } else {
+            let hit = self.limits_hit.join(", ");
+            format!("{result} ({exit}, {seconds:.2} s; stopped by the sandbox's {hit} limit)")
+        }
     }
 
     /// The whole text for the model: the headline, then failures or the output's tail.
@@ -120,5 +127,6 @@ pub async fn run_test_command(
         cancelled: output.cancelled,
         duration: output.duration,
         excerpt,
+        limits_hit: output.limits_hit,
     })
 }

@@ -90,3 +90,51 @@ fn progress_goes_to_stderr_one_line_per_round_and_warns_about_no_sandbox() {
     assert!(outputs[1].contains("1 passed"), "{outputs:?}");
     assert!(outputs[2].contains("41 passed"), "{outputs:?}");
 }
+
+#[test]
+fn bill_412_passes_behind_the_default_bwrap_sandbox_without_a_warning() {
+    let fixture = Fixture::billing();
+    let script = billing_example().join("bill-412.script.jsonl");
+
+    let output = fixture.fix_in_default_sandbox(&script, &[]);
+
+    let report = report(&output);
+    let actual = (
+        output.status.code(),
+        report.outcome,
+        report.sandbox,
+        stderr(&output).contains("WARNING"),
+    );
+    assert_eq!(
+        actual,
+        (
+            Some(0),
+            Outcome::Success,
+            plumb_protocol::SandboxKind::Bwrap,
+            false
+        ),
+        "stderr: {}",
+        stderr(&output)
+    );
+}
+
+#[test]
+fn bill_412_passes_behind_gvisor() {
+    let fixture = Fixture::billing();
+    let script = billing_example().join("bill-412.script.jsonl");
+
+    let output = fixture.fix_in_default_sandbox(&script, &["--sandbox", "gvisor"]);
+
+    let report = report(&output);
+    let actual = (output.status.code(), report.outcome, report.sandbox);
+    assert_eq!(
+        actual,
+        (
+            Some(0),
+            Outcome::Success,
+            plumb_protocol::SandboxKind::Gvisor
+        ),
+        "stderr: {}",
+        stderr(&output)
+    );
+}

@@ -32,22 +32,22 @@ impl Fixture {
         self.home.path().join(name)
     }
 
-    /// `plumb fix` on the fixture with a script, JSON report.
+    /// `plumb fix` on the fixture with a script, JSON report, no sandbox (fast; the sandbox has
+    /// its own tests, and `fix_in_default_sandbox` runs the same flow behind it).
     pub fn fix_with_script(&self, script: &Path, extra: &[&str]) -> Output {
+        let mut args = vec!["--sandbox", "none"];
+        args.extend_from_slice(extra);
+        self.fix_in_default_sandbox(script, &args)
+    }
+
+    /// `plumb fix` on the fixture with a script, JSON report, the sandbox of the settings
+    /// unless `extra` says otherwise.
+    pub fn fix_in_default_sandbox(&self, script: &Path, extra: &[&str]) -> Output {
         let model = format!("script:{}", script.display());
         let repo = self.repo_path().display().to_string();
         let ticket = self.ticket().display().to_string();
         let mut args = vec![
-            "fix",
-            "--repo",
-            &repo,
-            "--ticket",
-            &ticket,
-            "--model",
-            &model,
-            "--json",
-            "--sandbox",
-            "none",
+            "fix", "--repo", &repo, "--ticket", &ticket, "--model", &model, "--json",
         ];
         args.extend_from_slice(extra);
         plumb(self.home.path(), &args)

@@ -1,5 +1,6 @@
 mod bad_input;
 mod bill_412;
 mod common;
+mod escape;
 mod failures;
 mod replay;

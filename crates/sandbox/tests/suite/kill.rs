@@ -23,6 +23,11 @@ fn killed(stdout: &str, timed_out: bool, cancelled: bool) -> CommandOutput {
         stderr_truncated_bytes: 0,
         duration: Duration::ZERO,
         enforced: none_enforced(),
+        limits_hit: if timed_out {
+            vec!["timeout".to_owned()]
+        } else {
+            Vec::new()
+        },
     }
 }
 

@@ -39,6 +39,7 @@ async fn big_output_keeps_the_tail_and_counts_what_was_dropped() {
         out.exit_code,
         capped(&out.stdout, out.stdout_truncated_bytes),
         capped(&out.stderr, out.stderr_truncated_bytes),
+        out.limits_hit,
     );
 
     let expected_stream = || Capped {
@@ -47,7 +48,15 @@ async fn big_output_keeps_the_tail_and_counts_what_was_dropped() {
         tail_matches: true,
         last_line: "1000000".to_owned(),
     };
-    assert_eq!(actual, (Some(0), expected_stream(), expected_stream()));
+    assert_eq!(
+        actual,
+        (
+            Some(0),
+            expected_stream(),
+            expected_stream(),
+            vec!["output cap".to_owned()]
+        )
+    );
 }
 
 #[tokio::test]

@@ -1,5 +1,12 @@
+mod bwrap;
+mod bwrap_escape;
+mod bwrap_limits;
+mod bwrap_seccomp;
+mod bwrap_support;
 mod env;
+mod gvisor;
 mod kill;
 mod limits;
 mod run;
+mod run_dirs;
 mod support;

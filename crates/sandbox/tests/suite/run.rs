@@ -29,6 +29,7 @@ async fn reports_exit_code_and_both_streams_from_the_workdir() {
         stderr_truncated_bytes: 0,
         duration: std::time::Duration::ZERO,
         enforced: none_enforced(),
+        limits_hit: Vec::new(),
     };
     assert_eq!(without_duration(actual), expected);
 }

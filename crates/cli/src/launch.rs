@@ -1,0 +1,59 @@
+//! Starting a run the same way for every command: a run folder, the sandbox, Ctrl-C, the progress
+//! printer, then `plumb-agent`'s `Run`. `fix` and `replay` differ only in what they put in a
+//! [`Task`].
+
+use std::path::PathBuf;
+
+use plumb_agent::{FinalReport, RunSpec, new_run_id};
+use plumb_config::Config;
+use plumb_model::ModelClient;
+use plumb_verify::TestCommand;
+use tokio_util::sync::CancellationToken;
+
+use crate::{Failure, progress, setup};
+
+/// What a command asks the engine to do.
+pub(crate) struct Task {
+    pub repo_label: String,
+    pub repo: PathBuf,
+    pub ticket: String,
+    pub model: Box<dyn ModelClient>,
+    pub test_command: Option<TestCommand>,
+    pub journal_path: Option<PathBuf>,
+    pub expect_base_tree: Option<String>,
+}
+
+/// Runs `task` under `config` with live progress on stderr.
+pub(crate) async fn run(task: Task, config: Config) -> Result<FinalReport, Failure> {
+    let run_id = new_run_id();
+    let run_dir = setup::runs_dir(&config)?.join(&run_id);
+    std::fs::create_dir_all(&run_dir).map_err(|err| {
+        Failure::bad_input(format!(
+            "could not create the run folder {}: {err}; set runs_dir in plumb.toml or PLUMB_HOME to a writable folder",
+            run_dir.display()
+        ))
+    })?;
+    let sandbox = setup::build_sandbox(&config, run_dir.join("sandbox"))?;
+    let cancel = CancellationToken::new();
+    progress::cancel_on_ctrl_c(cancel.clone());
+    let (observer, printer) = progress::start();
+    let spec = RunSpec {
+        repo_label: task.repo_label,
+        repo: task.repo,
+        ticket: task.ticket,
+        model: task.model,
+        config,
+        test_command: task.test_command,
+        sandbox,
+        run_id,
+        run_dir,
+        journal_path: task.journal_path,
+        cancel,
+        observer: Some(observer),
+        expect_base_tree: task.expect_base_tree,
+    };
+    let result = plumb_agent::run(spec).await;
+    // The printer ends when the run drops its sender; wait so progress lines come before the report.
+    let _ = printer.await;
+    Ok(result?)
+}
