@@ -3,7 +3,7 @@
 //! answers `done` with the harness's own checks, and ends with a [`FinalReport`]. Every front end
 //! (the CLI, later the server and the eval runner) drives this same `Run` and reads its events.
 //!
-//! Phases, one method each: `prepare` (workspace, journal, baseline tests, first context),
+//! Phases, one method each: `prepare` (workspace, journal, setup phase, baseline tests, first context),
 //! `round` (one model request and its tool calls), `answer_done` (the checks), `finish` (patch or
 //! rollback, report, journal closed).
 
@@ -12,6 +12,7 @@ mod finish;
 mod journal;
 mod replay;
 mod run;
+mod setup;
 mod stuck;
 
 use std::path::PathBuf;

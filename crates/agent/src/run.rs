@@ -135,6 +135,7 @@ impl Run {
             commit: run.workspace.baseline().to_string(),
         })
         .await;
+        run.run_setup().await?;
         run.run_baseline_tests().await?;
         run.build_head();
         run.timings.prepare_ms = elapsed_ms(run.started);

@@ -70,6 +70,23 @@ fn render(event: &Event) -> Option<String> {
             meta.sandbox.as_str()
         )),
         Event::Warning { message } => Some(format!("plumb: WARNING: {message}")),
+        Event::Setup {
+            argv,
+            network,
+            exit_code,
+            duration_ms,
+            ..
+        } => Some(format!(
+            "setup: `{}` {} ({:.2} s, network {})",
+            argv.join(" "),
+            match exit_code {
+                Some(0) => "done".to_string(),
+                Some(code) => format!("failed with exit {code}"),
+                None => "killed".to_string(),
+            },
+            *duration_ms as f64 / 1000.0,
+            if *network { "on" } else { "off" }
+        )),
         Event::BaselineTests {
             counts,
             duration_ms,

@@ -24,6 +24,11 @@ pub struct Config {
     pub model: String,
     /// The project's test command (one line, split like a shell would but never run by one).
     pub test_command: Option<String>,
+    /// A command run once in the sandbox before the agent starts (e.g. installing dependencies);
+    /// what it writes becomes part of the baseline, not of the patch.
+    pub setup_command: Option<String>,
+    /// Whether the setup command may use the network. The agent's own commands never may.
+    pub setup_network: bool,
     pub sandbox: SandboxKind,
     /// Strict sandbox: a seccomp filter that refuses ptrace, io_uring, non-unix sockets and keyrings.
     pub strict_sandbox: bool,
@@ -42,6 +47,8 @@ impl Default for Config {
         Self {
             model: "local".to_string(),
             test_command: None,
+            setup_command: None,
+            setup_network: false,
             sandbox: SandboxKind::Bwrap,
             strict_sandbox: false,
             sandbox_read_only: Vec::new(),

@@ -38,6 +38,15 @@ pub enum Event {
     Warning {
         message: String,
     },
+    /// The setup phase ran (before the agent, with the network only if the settings allow it).
+    Setup {
+        argv: Vec<String>,
+        network: bool,
+        exit_code: Option<i32>,
+        duration_ms: u64,
+        /// The tail of its output.
+        output: String,
+    },
     BaselineTests {
         counts: TestCounts,
         exit_code: Option<i32>,

@@ -63,7 +63,7 @@ use crate::launcher::Launcher;
 use crate::spec::enforced;
 use crate::supervise::{Launch, cancelled_before_start, check_spec, supervise};
 use crate::sys::{self, ChildSetup, Rlimits};
-use crate::{CommandOutput, CommandSpec, EnvPolicy, Sandbox, SandboxError, SandboxKind};
+use crate::{CommandOutput, CommandSpec, EnvPolicy, Network, Sandbox, SandboxError, SandboxKind};
 
 /// How long [`GvisorSandbox::probe`] lets `true` take.
 const PROBE_TIMEOUT: Duration = Duration::from_secs(30);
@@ -249,6 +249,7 @@ impl Sandbox for GvisorSandbox {
                 argv: &cmd.argv,
                 limits: &cmd.limits,
                 cgroups_path: cgroup_names.as_ref().map(|_| id.as_str()),
+                network: cmd.network,
             },
         );
         bundle::write_rootfs(&bundle_dir.path().join("rootfs"), &view)
@@ -257,20 +258,28 @@ impl Sandbox for GvisorSandbox {
             })
             .map_err(|e| self.scratch_err(e))?;
 
+        let network_off = (cmd.network == Network::Off).then_some(enforced::NETWORK_OFF);
         let mut backend_enforced: Vec<String> = [
-            enforced::FILE_SIZE,
-            enforced::READ_ONLY_SYSTEM,
-            enforced::NETWORK_OFF,
-            enforced::PID_NAMESPACE,
-            Self::PROCESSES_ENFORCED,
+            Some(enforced::FILE_SIZE),
+            Some(enforced::READ_ONLY_SYSTEM),
+            network_off,
         ]
+        .into_iter()
+        .flatten()
+        .chain([enforced::PID_NAMESPACE, Self::PROCESSES_ENFORCED])
         .map(str::to_owned)
-        .to_vec();
+        .collect();
         backend_enforced.extend(cgroup_names.iter().flatten().cloned());
         let launch = Launch {
             shown_program: program.clone(),
             program: self.launcher.path().to_string_lossy().into_owned(),
-            args: runsc::run_args(&state_root, bundle_dir.path(), &id, cgroup_names.is_some()),
+            args: runsc::run_args(
+                &state_root,
+                bundle_dir.path(),
+                &id,
+                cgroup_names.is_some(),
+                cmd.network,
+            ),
             env: Vec::new(),
             cwd: cmd.workdir.clone(),
             child: ChildSetup {

@@ -43,7 +43,7 @@ pub use gvisor::GvisorSandbox;
 pub use host_view::HOME_INSIDE;
 pub use none::NoSandbox;
 pub use plumb_protocol::SandboxKind;
-pub use spec::{CommandOutput, CommandSpec, Limits, enforced, limit_hit};
+pub use spec::{CommandOutput, CommandSpec, Limits, Network, enforced, limit_hit};
 pub use supervise::GRACE_AFTER_KILL;
 
 use tokio_util::sync::CancellationToken;

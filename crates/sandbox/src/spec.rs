@@ -13,6 +13,18 @@ pub struct CommandSpec {
     /// Extra variables on top of the [`crate::EnvPolicy`] allowlist; they win over it.
     pub env: Vec<(String, String)>,
     pub limits: Limits,
+    /// Off for every command the agent causes; only a setup phase the user asked for turns it on.
+    pub network: Network,
+}
+
+/// Whether a command may use the network.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Network {
+    /// Loopback inside its own namespace only: nothing of the host or beyond is reachable.
+    #[default]
+    Off,
+    /// The host's network, for a setup phase the user allowed (e.g. installing dependencies).
+    Host,
 }
 
 impl CommandSpec {
@@ -23,6 +35,7 @@ impl CommandSpec {
             workdir,
             env: Vec::new(),
             limits: Limits::default(),
+            network: Network::Off,
         }
     }
 }

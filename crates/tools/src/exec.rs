@@ -2,7 +2,7 @@
 //! narrowed) and `run` (one command from the allow-list in `plumb.toml`, no shell).
 
 use async_trait::async_trait;
-use plumb_sandbox::CommandSpec;
+use plumb_sandbox::{CommandSpec, Network};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -142,6 +142,8 @@ impl Tool for RunCommand {
             workdir: ctx.workspace.root().to_path_buf(),
             env: Vec::new(),
             limits: sandbox_limits(ctx.config),
+            // The agent's commands never get the network.
+            network: Network::Off,
         };
         let output = ctx.sandbox.run(&spec, ctx.cancel).await.map_err(|err| {
             ToolError::respond(format!("could not run `{}`: {err}", a.argv.join(" ")))

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use plumb_config::Config;
 use plumb_protocol::TestCounts;
-use plumb_sandbox::{CommandSpec, Limits, Sandbox};
+use plumb_sandbox::{CommandSpec, Limits, Network, Sandbox};
 use plumb_verify::TestCommand;
 use tokio_util::sync::CancellationToken;
 
@@ -110,6 +110,8 @@ pub async fn run_test_command(
         workdir: workdir.to_path_buf(),
         env: Vec::new(),
         limits,
+        // The agent's commands never get the network.
+        network: Network::Off,
     };
     let output = sandbox.run(&spec, cancel).await.map_err(|err| {
         ToolError::Infra(format!(

@@ -18,4 +18,6 @@ pub use copy::PLUMBIGNORE;
 pub use diff::{ChangeKind, ChangedFile, Patch, sha256_hex};
 pub use error::{ConfineError, WorkspaceError};
 pub use ids::{CommitId, MAX_LABEL_CHARS, MAX_REF_NAME_CHARS, sanitize_label, sanitize_ref_name};
-pub use workspace::{BASELINE_REF, Checkpoint, HOME_DIR, SHADOW_DIR, WORK_DIR, Workspace};
+pub use workspace::{
+    BASELINE_REF, Checkpoint, HOME_DIR, SHADOW_DIR, SOURCE_REF, WORK_DIR, Workspace,
+};

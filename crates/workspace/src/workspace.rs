@@ -33,6 +33,8 @@ pub const SHADOW_DIR: &str = "shadow.git";
 pub const HOME_DIR: &str = "home";
 /// Where the baseline commit is kept.
 pub const BASELINE_REF: &str = "refs/plumb-internal/baseline";
+/// The ref holding the tree as copied from the source, before any setup phase moved the baseline.
+pub const SOURCE_REF: &str = "refs/plumb-internal/source";
 /// The branch HEAD points at.
 const BRANCH_REF: &str = "refs/heads/plumb";
 /// Namespace of [`Workspace::keep_ref`].
@@ -116,7 +118,9 @@ impl Workspace {
         git.run(&["add", "--all"])?;
         let tree = write_tree(&git)?;
         let baseline = commit_tree(&git, &tree, None, BASELINE_LABEL)?;
-        let refs = format!("update {BRANCH_REF} {baseline}\nupdate {BASELINE_REF} {baseline}\n");
+        let refs = format!(
+            "update {BRANCH_REF} {baseline}\nupdate {BASELINE_REF} {baseline}\nupdate {SOURCE_REF} {baseline}\n"
+        );
         git.run_with_input(&["update-ref", "--stdin"], refs.as_bytes())?;
 
         Ok(Workspace {
@@ -142,7 +146,7 @@ impl Workspace {
         }
         let git = Git::new(git_dir, root.clone(), home);
         let spec_commit = format!("{BASELINE_REF}^{{commit}}");
-        let spec_tree = format!("{BASELINE_REF}^{{tree}}");
+        let spec_tree = format!("{SOURCE_REF}^{{tree}}");
         let out = git.run(&["rev-parse", &spec_commit, &spec_tree])?;
         let (baseline, base_tree) = out
             .text("rev-parse")?
@@ -179,7 +183,8 @@ impl Workspace {
         &self.baseline
     }
 
-    /// The git tree id of the baseline.
+    /// The git tree id of the tree as copied from the source (equal sources, equal ids). A setup
+    /// phase may move the baseline ([`Workspace::rebaseline`]); this stays the source's tree.
     pub fn base_tree(&self) -> &str {
         &self.base_tree
     }
@@ -210,6 +215,21 @@ impl Workspace {
             commit.as_str(),
             head.as_str(),
         ])?;
+        Ok(commit)
+    }
+
+    /// Makes the current state the new baseline (checkpoints it and moves the baseline ref): for a
+    /// setup phase whose output (installed dependencies, generated files) must not be part of the
+    /// patch. [`Workspace::base_tree`] keeps naming the tree as copied from the source.
+    pub fn rebaseline(&mut self, label: &str) -> Result<CommitId, WorkspaceError> {
+        let commit = self.checkpoint(label)?;
+        self.git.run(&[
+            "update-ref",
+            "--end-of-options",
+            BASELINE_REF,
+            commit.as_str(),
+        ])?;
+        self.baseline = commit.clone();
         Ok(commit)
     }
 

@@ -4,3 +4,4 @@ mod common;
 mod escape;
 mod failures;
 mod replay;
+mod setup_phase;

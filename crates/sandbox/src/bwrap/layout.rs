@@ -29,6 +29,7 @@
 use std::os::fd::RawFd;
 use std::path::Path;
 
+use crate::Network;
 use crate::host_view::{HOME_INSIDE, HostView, SystemEntry, TMP_INSIDE};
 
 /// The command part of the argv.
@@ -42,6 +43,7 @@ pub(crate) struct Invocation<'a> {
     /// A descriptor holding a compiled seccomp program, for `--seccomp`.
     pub(crate) seccomp_fd: Option<RawFd>,
     pub(crate) argv: &'a [String],
+    pub(crate) network: Network,
 }
 
 /// Collects arguments; paths are passed lossily only if they are not UTF-8, which
@@ -64,11 +66,13 @@ impl Args {
 /// module header.
 pub(crate) fn bwrap_args(view: &HostView, cmd: &Invocation<'_>) -> Vec<String> {
     let mut a = Args(Vec::new());
+    a.push(&["--unshare-user", "--disable-userns", "--unshare-pid"]);
+    match cmd.network {
+        Network::Off => a.push(&["--unshare-net"]),
+        // A setup phase the user allowed: the host's network, everything else as strict.
+        Network::Host => {}
+    }
     a.push(&[
-        "--unshare-user",
-        "--disable-userns",
-        "--unshare-pid",
-        "--unshare-net",
         "--unshare-ipc",
         "--unshare-uts",
         "--unshare-cgroup-try",
@@ -145,6 +149,7 @@ mod tests {
             tmpfs_bytes: 1024,
             seccomp_fd: Some(7),
             argv: &argv,
+            network: Network::Off,
         };
 
         let actual = bwrap_args(&view, &cmd).join(" ");

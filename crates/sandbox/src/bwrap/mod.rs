@@ -32,7 +32,9 @@ use crate::host_view::{self, HOME_INSIDE, TMP_INSIDE};
 use crate::launcher::{self, Launcher, LauncherKind};
 use crate::spec::enforced;
 use crate::supervise::{Launch, cancelled_before_start, check_spec, supervise};
-use crate::{CommandOutput, CommandSpec, EnvPolicy, Sandbox, SandboxError, SandboxKind, limits};
+use crate::{
+    CommandOutput, CommandSpec, EnvPolicy, Network, Sandbox, SandboxError, SandboxKind, limits,
+};
 
 /// What is said when bwrap is missing.
 pub const BWRAP_MISSING: &str = "bubblewrap (bwrap) is not installed; install it with `apt-get install bubblewrap` or pass --sandbox none";
@@ -204,15 +206,16 @@ impl Sandbox for BwrapSandbox {
                 tmpfs_bytes: cmd.limits.memory_bytes,
                 seccomp_fd,
                 argv: &cmd.argv,
+                network: cmd.network,
             },
         );
-        let mut backend_enforced: Vec<String> = [
-            enforced::READ_ONLY_SYSTEM,
-            enforced::NETWORK_OFF,
-            enforced::PID_NAMESPACE,
-        ]
-        .map(str::to_owned)
-        .to_vec();
+        let network_off = (cmd.network == Network::Off).then_some(enforced::NETWORK_OFF);
+        let mut backend_enforced: Vec<String> = [Some(enforced::READ_ONLY_SYSTEM), network_off]
+            .into_iter()
+            .flatten()
+            .chain([enforced::PID_NAMESPACE])
+            .map(str::to_owned)
+            .collect();
         backend_enforced.append(&mut kernel.enforced);
         if filter.is_some() {
             backend_enforced.push(enforced::SECCOMP.to_owned());

@@ -34,8 +34,8 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 
-use crate::Limits;
 use crate::host_view::{HOME_INSIDE, HostView, SystemEntry, TMP_INSIDE};
+use crate::{Limits, Network};
 
 /// CFS period for the CPU quota, in microseconds.
 const CPU_PERIOD_US: u64 = 100_000;
@@ -51,6 +51,7 @@ pub(super) struct Invocation<'a> {
     /// The cgroup runsc makes for the sandbox, relative to our own; `None` runs without
     /// cgroups (`--ignore-cgroups`), so without the memory and CPU limits.
     pub(super) cgroups_path: Option<&'a str>,
+    pub(super) network: Network,
 }
 
 /// Creates the bundle's empty root: the directory and the merged-/usr symlinks (step 2).
@@ -121,13 +122,23 @@ fn rlimit(kind: &str, value: u64) -> Value {
 }
 
 fn linux(cmd: &Invocation<'_>) -> Value {
-    let mut linux = json!({"namespaces": [
-        {"type": "pid"},
-        {"type": "network"},
-        {"type": "ipc"},
-        {"type": "uts"},
-        {"type": "mount"},
-    ]});
+    // With the host's network (a setup phase the user allowed) the sandbox joins the host's
+    // network namespace; gVisor's own network stack still stands between it and the kernel.
+    let network = match cmd.network {
+        Network::Off => Some(json!({"type": "network"})),
+        Network::Host => None,
+    };
+    let namespaces: Vec<Value> = [
+        Some(json!({"type": "pid"})),
+        network,
+        Some(json!({"type": "ipc"})),
+        Some(json!({"type": "uts"})),
+        Some(json!({"type": "mount"})),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    let mut linux = json!({ "namespaces": namespaces });
     if let Some(path) = cmd.cgroups_path {
         let quota = u64::from(cmd.limits.cpus.max(1)) * CPU_PERIOD_US;
         linux["cgroupsPath"] = json!(path);
@@ -194,6 +205,7 @@ mod tests {
             argv: &argv,
             limits: &limits,
             cgroups_path: Some("plumb-1-2"),
+            network: Network::Off,
         };
 
         let actual = config(&view, &cmd);

@@ -16,7 +16,7 @@ use tempfile::TempDir;
 
 use super::GvisorSandbox;
 use crate::launcher::{self, LauncherKind};
-use crate::{CommandOutput, SandboxError};
+use crate::{CommandOutput, Network, SandboxError};
 
 /// How long `runsc delete --force` may take before we give up on it.
 const DELETE_TIMEOUT: Duration = Duration::from_secs(10);
@@ -34,11 +34,21 @@ pub(super) static RUNSC: LauncherKind = LauncherKind {
 };
 
 /// The argv (without the program) of `runsc run` for one container.
-pub(super) fn run_args(state_root: &Path, bundle: &Path, id: &str, cgroups: bool) -> Vec<String> {
+pub(super) fn run_args(
+    state_root: &Path,
+    bundle: &Path,
+    id: &str,
+    cgroups: bool,
+    network: Network,
+) -> Vec<String> {
+    let network = match network {
+        Network::Off => "--network=none",
+        Network::Host => "--network=host",
+    };
     let mut args = vec![
         "--root".to_owned(),
         state_root.to_string_lossy().into_owned(),
-        "--network=none".to_owned(),
+        network.to_owned(),
     ];
     if !cgroups {
         args.push("--ignore-cgroups".to_owned());

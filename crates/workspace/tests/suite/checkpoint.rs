@@ -146,7 +146,7 @@ fn keep_ref_points_a_sanitised_ref_at_the_commit() {
             "refs/plumb/a-b".to_owned(),
         ],
         format!(
-            "refs/heads/plumb {base}\nrefs/plumb-internal/baseline {base}\nrefs/plumb/a-b {a}\n\
+            "refs/heads/plumb {base}\nrefs/plumb-internal/baseline {base}\nrefs/plumb-internal/source {base}\nrefs/plumb/a-b {a}\n\
              refs/plumb/attempt-1 {a}\nrefs/plumb/baseline {a}\nrefs/plumb/upload-pack-x {a}\n",
             base = ws.baseline(),
             a = attempt
@@ -245,4 +245,37 @@ fn a_git_config_in_the_copy_cannot_run_hooks() {
     let actual = marker.exists();
 
     assert_eq!(actual, false);
+}
+
+#[test]
+fn rebaseline_keeps_setup_output_out_of_the_patch() {
+    let tmp = TempDir::new().unwrap();
+    let mut ws = prepared(&tmp);
+    let source_tree = ws.base_tree().to_string();
+    write(ws.root(), "vendor/dep.py", "DEP = 1\n");
+
+    let new_base = ws.rebaseline("setup").unwrap();
+    write(ws.root(), "a.py", "A = 7\n");
+    let patched: Vec<String> = ws
+        .patch()
+        .unwrap()
+        .files
+        .iter()
+        .map(|f| f.path.clone())
+        .collect();
+    ws.rollback(ws.baseline()).unwrap();
+    let reopened = Workspace::open(&tmp.path().join("run")).unwrap();
+
+    let actual = (
+        patched,
+        ws.baseline() == &new_base,
+        ws.root().join("vendor/dep.py").exists(),
+        ws.base_tree() == source_tree,
+        reopened.baseline() == &new_base,
+        reopened.base_tree() == source_tree,
+    );
+    assert_eq!(
+        actual,
+        (vec!["a.py".to_string()], true, true, true, true, true)
+    );
 }

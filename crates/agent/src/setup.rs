@@ -1,0 +1,92 @@
+//! The setup phase: one command from the settings (`setup_command`), run in the sandbox before the
+//! agent starts, with the host's network only when `setup_network` says so. What it writes (installed
+//! dependencies, generated files) becomes the new baseline, so it is never part of the patch. The
+//! agent's own commands never get the network; this is the one door, and the user opens it.
+
+use plumb_protocol::Event;
+use plumb_sandbox::{CommandSpec, Network};
+use plumb_tools::sandbox_limits;
+use plumb_tools::shorten::shorten;
+
+use crate::RunError;
+use crate::run::Run;
+
+/// Lines of the setup command's output kept in the journal event and in an error.
+const OUTPUT_TAIL_LINES: usize = 30;
+
+impl Run {
+    /// Runs `setup_command` if the settings have one; a failing setup is bad input (exit 2).
+    pub(crate) async fn run_setup(&mut self) -> Result<(), RunError> {
+        let Some(text) = self.spec.config.setup_command.clone() else {
+            return Ok(());
+        };
+        let argv = plumb_verify::parse_command(&text)
+            .map_err(|err| RunError::BadInput(format!("setup_command in plumb.toml: {err}")))?
+            .argv;
+        let network = if self.spec.config.setup_network {
+            Network::Host
+        } else {
+            Network::Off
+        };
+        let spec = CommandSpec {
+            argv: argv.clone(),
+            workdir: self.workspace.root().to_path_buf(),
+            env: Vec::new(),
+            limits: sandbox_limits(&self.spec.config),
+            network,
+        };
+        let output = self
+            .spec
+            .sandbox
+            .run(&spec, &self.spec.cancel)
+            .await
+            .map_err(|err| {
+                let text = format!(
+                    "the setup command `{}` could not run: {err}",
+                    argv.join(" ")
+                );
+                if err.is_infra() {
+                    RunError::Infra(text)
+                } else {
+                    RunError::BadInput(text)
+                }
+            })?;
+        self.timings.commands_ms += output.duration.as_millis() as u64;
+        let combined = format!("{}{}", output.stdout, output.stderr);
+        let tail = shorten(&combined, OUTPUT_TAIL_LINES).text;
+        self.emit(Event::Setup {
+            argv: argv.clone(),
+            network: network == Network::Host,
+            exit_code: output.exit_code,
+            duration_ms: output.duration.as_millis() as u64,
+            output: tail.clone(),
+        })
+        .await;
+        if output.exit_code != Some(0) || output.timed_out {
+            return Err(RunError::BadInput(format!(
+                "the setup command `{}` failed ({}); fix setup_command in plumb.toml{}. Its output ended with:\n{tail}",
+                argv.join(" "),
+                match (output.timed_out, output.exit_code) {
+                    (true, _) => "time limit".to_string(),
+                    (false, Some(code)) => format!("exit {code}"),
+                    (false, None) => "killed".to_string(),
+                },
+                if network == Network::Off {
+                    " (it ran without network; set setup_network = true if it needs to download)"
+                } else {
+                    ""
+                }
+            )));
+        }
+        let baseline = self.workspace.rebaseline("setup").map_err(|err| {
+            RunError::Infra(format!("could not record the setup's result: {err}"))
+        })?;
+        self.last_checkpoint = baseline.clone();
+        self.emit(Event::Checkpoint {
+            label: "baseline after setup".into(),
+            commit: baseline.to_string(),
+        })
+        .await;
+        Ok(())
+    }
+}
