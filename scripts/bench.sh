@@ -1,9 +1,17 @@
 #!/usr/bin/env bash
-# Builds plumb-bench in release and prints the engine's benchmark table: Markdown on stdout,
-# progress on stderr. Arguments pass through to plumb-bench:
-#   --runs N    repeat every measurement N times (default 7)
-#   --dir PATH  write the generated repository into PATH (a new or empty folder) and keep it
-# Needs git, Python 3 with pytest and ripgrep; scripts/setup-test-deps.sh installs what is missing.
+# Builds plumb-bench in release and prints a benchmark table: Markdown on stdout, progress on
+# stderr. The first argument chooses the table; the rest pass through to plumb-bench:
+#   scripts/bench.sh [engine]     the engine's table (the default):
+#     --runs N          repeat every measurement N times (default 7)
+#     --dir PATH        write the generated repository into PATH (a new or empty folder) and keep it
+#   scripts/bench.sh sandbox      spawn overhead per command of the none, bwrap and gvisor
+#                                 sandboxes, interleaved in one run (issue 3's benchmark):
+#     --true-runs N     run `true` N times per backend (default 50)
+#     --pytest-runs N   run the BILL-412 suite N times per backend (default 10)
+#   scripts/bench.sh all          both tables, the engine's first (all the options above)
+# Needs git, Python 3 with pytest and ripgrep, and for the sandbox table bubblewrap and runsc
+# (gVisor runs only as root); scripts/setup-test-deps.sh installs what is missing. A backend
+# that does not work here gets a row saying why instead of figures.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

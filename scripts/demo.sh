@@ -9,5 +9,4 @@ cargo build --release --locked -p plumb
 exec target/release/plumb fix \
   --repo examples/billing \
   --ticket examples/billing/BILL-412.md \
-  --model script:examples/billing/bill-412.script.jsonl \
-  --sandbox none "$@"
+  --model script:examples/billing/bill-412.script.jsonl "$@"

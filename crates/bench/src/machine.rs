@@ -57,7 +57,7 @@ pub fn load_average() -> String {
 }
 
 /// The first line a command prints (stdout, else stderr), or `None` when it cannot run or fails.
-fn first_line(program: &str, args: &[&str]) -> Option<String> {
+pub fn first_line(program: &str, args: &[&str]) -> Option<String> {
     let out = Command::new(program).args(args).output().ok()?;
     if !out.status.success() {
         return None;

@@ -1,13 +1,17 @@
-//! `plumb-bench`: measures the engine's speed targets on two fixtures and prints a Markdown table
-//! of medians (stdout; progress goes to stderr). Run it through `scripts/bench.sh`.
+//! `plumb-bench`: measures plumb's speed targets and prints Markdown tables of medians (stdout;
+//! progress goes to stderr). Run it through `scripts/bench.sh`. Two tables, chosen by the first
+//! argument:
 //!
-//! Order: the machine, the fixtures (the generated repository, then `examples/billing`), the
-//! engine measurements on each ([`engine`]), the harness runs on each ([`harness`]), then the
-//! table, the harness breakdown and the command that repeats the run.
+//! - `engine` (the default): the engine's targets on two fixtures. Order: the machine, the
+//!   fixtures (the generated repository, then `examples/billing`), the engine measurements on
+//!   each ([`engine`]), the harness runs on each ([`harness`]), then the table, the harness
+//!   breakdown and the command that repeats the run.
+//! - `sandbox`: spawn overhead per command of the `none`, `bwrap` and `gvisor` backends
+//!   ([`sandbox`]), then its table ([`sandbox_report`]).
+//! - `all`: the engine page, then the sandbox page.
 //!
-//! Usage: `plumb-bench [--runs N] [--dir PATH]`; `--runs` repeats each measurement N times
-//! (default 7), `--dir` writes the generated repository there (a new or empty folder) instead of a
-//! temporary one.
+//! Usage: see [`USAGE`]. An option of one table is refused when only the other runs, so no
+//! one believes it had an effect.
 
 mod engine;
 mod fixtures;
@@ -18,46 +22,103 @@ mod measure;
 mod pymod;
 mod report;
 mod rng;
+mod sandbox;
+mod sandbox_report;
 mod scenario;
 mod table;
 
 use std::path::PathBuf;
 
 use anyhow::{Context, Result, bail};
+use tokio::runtime::Runtime;
 
 use crate::harness::HarnessResult;
 
 const DEFAULT_RUNS: usize = 7;
-const USAGE: &str = "usage: plumb-bench [--runs N] [--dir PATH]
-  --runs N    repeat every measurement N times (default 7)
-  --dir PATH  write the generated repository into PATH (a new or empty folder) and keep it";
+const USAGE: &str = "usage: plumb-bench [engine|sandbox|all] [options]
+  engine            the engine's table (the default)
+  sandbox           spawn overhead of the none, bwrap and gvisor sandboxes per command
+  all               both tables, the engine's first
+engine options:
+  --runs N          repeat every measurement N times (default 7)
+  --dir PATH        write the generated repository into PATH (a new or empty folder) and keep it
+sandbox options:
+  --true-runs N     run `true` N times per backend (default 50)
+  --pytest-runs N   run the BILL-412 suite N times per backend (default 10)";
 
+/// Which tables to print.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Tables {
+    Engine,
+    Sandbox,
+    All,
+}
+
+impl Tables {
+    fn engine(self) -> bool {
+        matches!(self, Tables::Engine | Tables::All)
+    }
+
+    fn sandbox(self) -> bool {
+        matches!(self, Tables::Sandbox | Tables::All)
+    }
+}
+
+#[derive(Debug, PartialEq, Eq)]
 struct Args {
+    tables: Tables,
     runs: usize,
     dir: Option<PathBuf>,
+    sandbox: sandbox::Options,
+}
+
+/// A whole number above 0 following `flag`.
+fn count(flag: &str, value: Option<&String>) -> Result<usize> {
+    let value = value.with_context(|| format!("{flag} needs a number, e.g. {flag} 5"))?;
+    value
+        .parse()
+        .ok()
+        .filter(|n| *n > 0)
+        .with_context(|| format!("{flag} {value}: give a whole number above 0"))
 }
 
 fn parse_args(raw: &[String]) -> Result<Args> {
     let mut args = Args {
+        tables: Tables::Engine,
         runs: DEFAULT_RUNS,
         dir: None,
+        sandbox: sandbox::Options {
+            true_runs: sandbox::DEFAULT_TRUE_RUNS,
+            pytest_runs: sandbox::DEFAULT_PYTEST_RUNS,
+        },
     };
-    let mut iter = raw.iter();
-    while let Some(arg) = iter.next() {
+    let (mut engine_flag, mut sandbox_flag) = (None, None);
+    let mut iter = raw.iter().enumerate();
+    while let Some((index, arg)) = iter.next() {
         match arg.as_str() {
+            "engine" | "sandbox" | "all" if index == 0 => {
+                args.tables = match arg.as_str() {
+                    "sandbox" => Tables::Sandbox,
+                    "all" => Tables::All,
+                    _ => Tables::Engine,
+                };
+            }
             "--runs" => {
-                let value = iter
-                    .next()
-                    .context("--runs needs a number, e.g. --runs 7")?;
-                args.runs = value
-                    .parse()
-                    .ok()
-                    .filter(|n| *n > 0)
-                    .with_context(|| format!("--runs {value}: give a whole number above 0"))?;
+                args.runs = count(arg, iter.next().map(|(_, v)| v))?;
+                engine_flag = Some(arg);
             }
             "--dir" => {
-                let value = iter.next().context("--dir needs a folder")?;
+                let (_, value) = iter.next().context("--dir needs a folder")?;
                 args.dir = Some(PathBuf::from(value));
+                engine_flag = Some(arg);
+            }
+            "--true-runs" => {
+                args.sandbox.true_runs = count(arg, iter.next().map(|(_, v)| v))?;
+                sandbox_flag = Some(arg);
+            }
+            "--pytest-runs" => {
+                args.sandbox.pytest_runs = count(arg, iter.next().map(|(_, v)| v))?;
+                sandbox_flag = Some(arg);
             }
             "-h" | "--help" => {
                 println!("{USAGE}");
@@ -65,6 +126,16 @@ fn parse_args(raw: &[String]) -> Result<Args> {
             }
             other => bail!("unknown argument {other}\n{USAGE}"),
         }
+    }
+    if let (Some(flag), false) = (engine_flag, args.tables.engine()) {
+        bail!(
+            "{flag} is an option of the engine table; drop it or run `plumb-bench engine` or `all`"
+        );
+    }
+    if let (Some(flag), false) = (sandbox_flag, args.tables.sandbox()) {
+        bail!(
+            "{flag} is an option of the sandbox table; run `plumb-bench sandbox {flag} N` or `all`"
+        );
     }
     Ok(args)
 }
@@ -78,6 +149,23 @@ fn main() -> Result<()> {
         return engine::search_once(&PathBuf::from(root), query);
     }
     let args = parse_args(&raw)?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    if args.tables.engine() {
+        run_engine(&args, &raw, &runtime)?;
+    }
+    if args.tables.sandbox() {
+        if args.tables.engine() {
+            println!();
+        }
+        run_sandbox(args.sandbox, &runtime)?;
+    }
+    Ok(())
+}
+
+/// The engine's page: fixtures, engine measurements, harness runs.
+fn run_engine(args: &Args, raw: &[String], runtime: &Runtime) -> Result<()> {
     let temp = tempfile::Builder::new().prefix("plumb-bench-").tempdir()?;
     let scratch = temp.path().join("scratch");
     std::fs::create_dir_all(&scratch)?;
@@ -101,14 +189,11 @@ fn main() -> Result<()> {
         rows.extend(result.rows);
         engines.push((result.checkpoint_changed, result.checkpoint_unchanged));
     }
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()?;
     let home = temp.path().join("plumb-home");
     let mut harnesses: Vec<HarnessResult> = Vec::new();
     for prepared in &fixtures {
         eprintln!("bench: harness runs on {}", prepared.fixture.name);
-        let result = harness::measure(&prepared.case, args.runs, &home, &runtime)?;
+        let result = harness::measure(&prepared.case, args.runs, &home, runtime)?;
         rows.extend(report::harness_rows(&prepared.fixture.name, &result));
         harnesses.push(result);
     }
@@ -118,7 +203,7 @@ fn main() -> Result<()> {
         report::render(&report::Report {
             machine: &machine,
             runs: args.runs,
-            raw_args: &raw,
+            raw_args: raw,
             fixtures: &fixtures,
             gen_seconds,
             kept_dir: args.dir.as_deref(),
@@ -129,4 +214,71 @@ fn main() -> Result<()> {
         })
     );
     Ok(())
+}
+
+/// The sandbox page: spawn overhead per command of each backend.
+fn run_sandbox(opts: sandbox::Options, runtime: &Runtime) -> Result<()> {
+    let temp = tempfile::Builder::new()
+        .prefix("plumb-bench-sandbox-")
+        .tempdir()?;
+    let facts = sandbox_report::facts(runtime);
+    let result = sandbox::measure(opts, temp.path(), runtime)?;
+    print!(
+        "{}",
+        sandbox_report::render(&sandbox_report::Page {
+            facts: &facts,
+            opts,
+            result: &result,
+            temp_dir: temp.path(),
+        })
+    );
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    fn parse(words: &[&str]) -> Result<Args> {
+        let raw: Vec<String> = words.iter().map(|w| (*w).to_owned()).collect();
+        parse_args(&raw)
+    }
+
+    #[test]
+    fn the_first_word_chooses_the_tables_and_their_options() {
+        let actual = parse(&["sandbox", "--true-runs", "20", "--pytest-runs", "3"]).unwrap();
+
+        let expected = Args {
+            tables: Tables::Sandbox,
+            runs: DEFAULT_RUNS,
+            dir: None,
+            sandbox: sandbox::Options {
+                true_runs: 20,
+                pytest_runs: 3,
+            },
+        };
+        assert_eq!(actual, expected);
+    }
+
+    #[test]
+    fn an_option_of_the_other_table_is_refused() {
+        let actual: Vec<String> = [
+            parse(&["--true-runs", "5"]),
+            parse(&["sandbox", "--runs", "3"]),
+            parse(&["--runs", "sandbox"]),
+        ]
+        .into_iter()
+        .map(|r| r.map(|_| ()).unwrap_err().to_string())
+        .collect();
+
+        assert_eq!(
+            actual,
+            [
+                "--true-runs is an option of the sandbox table; run `plumb-bench sandbox --true-runs N` or `all`",
+                "--runs is an option of the engine table; drop it or run `plumb-bench engine` or `all`",
+                "--runs sandbox: give a whole number above 0",
+            ]
+        );
+    }
 }
