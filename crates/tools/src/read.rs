@@ -17,6 +17,23 @@ pub(crate) fn resolve_for_read(ctx: &ToolContext<'_>, path: &str) -> Result<Path
         .map_err(|_| ToolError::respond("you can only read files inside the project folder."))
 }
 
+/// An optional file or folder to narrow a search or an outline to; `None`, "" and "." mean the
+/// whole project.
+fn resolve_scope(ctx: &ToolContext<'_>, path: Option<&str>) -> Result<Option<PathBuf>, ToolError> {
+    match path {
+        Some(p) if !p.is_empty() && p != "." => {
+            let resolved = resolve_for_read(ctx, p)?;
+            if !resolved.exists() {
+                return Err(ToolError::respond(format!(
+                    "there is no file or folder called {p}."
+                )));
+            }
+            Ok(Some(resolved))
+        }
+        _ => Ok(None),
+    }
+}
+
 /// The workspace-relative form of an absolute path inside the workspace, with `/` separators.
 pub(crate) fn relative(root: &Path, path: &Path) -> String {
     let rel = path.strip_prefix(root).unwrap_or(path);
@@ -74,18 +91,7 @@ impl Tool for SearchCode {
                 "query is empty. Give the text to search for.",
             ));
         }
-        let dir = match a.path.as_deref() {
-            Some(p) if !p.is_empty() && p != "." => {
-                let resolved = resolve_for_read(ctx, p)?;
-                if !resolved.exists() {
-                    return Err(ToolError::respond(format!(
-                        "there is no file or folder called {p}."
-                    )));
-                }
-                Some(resolved)
-            }
-            _ => None,
-        };
+        let dir = resolve_scope(ctx, a.path.as_deref())?;
         let limit = ctx.config.limits.search_results;
         let request = search::SearchRequest {
             root: ctx.workspace.root(),
@@ -250,18 +256,7 @@ impl Tool for ListFiles {
     async fn call(&self, ctx: &ToolContext<'_>, value: &Value) -> Result<ToolOutput, ToolError> {
         let a: ListArgs = args::parse(self.name(), "path?", value)?;
         let root = ctx.workspace.root();
-        let sub = match a.path.as_deref() {
-            Some(p) if !p.is_empty() && p != "." => {
-                let resolved = resolve_for_read(ctx, p)?;
-                if !resolved.exists() {
-                    return Err(ToolError::respond(format!(
-                        "there is no file or folder called {p}."
-                    )));
-                }
-                Some(resolved)
-            }
-            _ => None,
-        };
+        let sub = resolve_scope(ctx, a.path.as_deref())?;
         let options = plumb_context::repo_map::RepoMapOptions {
             max_chars: ctx.config.limits.repo_map_chars * 2,
             max_files: 400,

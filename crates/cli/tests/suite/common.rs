@@ -54,14 +54,18 @@ impl Fixture {
     }
 }
 
+/// The plumb binary with a private PLUMB_HOME and no config of the user's, not yet started.
+pub fn plumb_command(home: &Path) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_plumb"));
+    command
+        .env("PLUMB_HOME", home)
+        .env("XDG_CONFIG_HOME", home.join("config"));
+    command
+}
+
 /// Runs the plumb binary with a private PLUMB_HOME and no config of the user's.
 pub fn plumb(home: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_plumb"))
-        .args(args)
-        .env("PLUMB_HOME", home)
-        .env("XDG_CONFIG_HOME", home.join("config"))
-        .output()
-        .unwrap()
+    plumb_command(home).args(args).output().unwrap()
 }
 
 pub fn report(output: &Output) -> FinalReport {

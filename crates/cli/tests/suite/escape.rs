@@ -12,7 +12,7 @@ use plumb_test_support::Script;
 use pretty_assertions::assert_eq;
 use serde_json::json;
 
-use super::common::{Fixture, journal_events, report, shadow_git, stderr};
+use super::common::{Fixture, journal_events, plumb_command, report, shadow_git, stderr};
 
 const SECRET: &str = "s3cret-plumb-escape-value";
 
@@ -88,7 +88,7 @@ fn attack(sandbox: &str, daemon_secs: u32) -> Attack {
     let model = format!("script:{}", script.display());
     let repo = fixture.repo_path().display().to_string();
     let ticket = fixture.ticket().display().to_string();
-    let output = std::process::Command::new(env!("CARGO_BIN_EXE_plumb"))
+    let output = plumb_command(fixture.home.path())
         .args([
             "fix",
             "--repo",
@@ -101,8 +101,6 @@ fn attack(sandbox: &str, daemon_secs: u32) -> Attack {
             "--sandbox",
             sandbox,
         ])
-        .env("PLUMB_HOME", fixture.home.path())
-        .env("XDG_CONFIG_HOME", fixture.home.path().join("config"))
         .env("PLUMB_ESCAPE_SECRET", SECRET)
         .output()
         .unwrap();

@@ -6,7 +6,7 @@ use plumb_test_support::{Script, git, tree_digest};
 use pretty_assertions::assert_eq;
 use serde_json::json;
 
-use super::common::{Fixture, journal_events, report, shadow_git, stderr, work_dir};
+use super::common::{Fixture, journal_events, plumb_command, report, shadow_git, stderr, work_dir};
 
 const NEW_TEST: &str = "from decimal import Decimal\n\nfrom billing.invoice_totals import compute_invoice_totals\nfrom billing.models import Invoice, LineItem\n\n\ndef test_gst_after_discount():\n    item = LineItem(sku=\"KB\", description=\"kb\", unit_price=Decimal(\"1000.00\"), quantity=1, category=\"standard\", discount=Decimal(\"100.00\"))\n    totals = compute_invoice_totals(Invoice(number=\"I\", customer_id=\"C\", items=[item]))\n    assert totals.tax == Decimal(\"162.00\")\n";
 
@@ -195,7 +195,7 @@ fn ctrl_c_cancels_cleanly_rolled_back_with_a_report() {
     let model = format!("script:{}", script.display());
     let repo = fixture.repo_path().display().to_string();
     let ticket = fixture.ticket().display().to_string();
-    let child = std::process::Command::new(env!("CARGO_BIN_EXE_plumb"))
+    let child = plumb_command(fixture.home.path())
         .args([
             "fix",
             "--repo",
@@ -209,8 +209,6 @@ fn ctrl_c_cancels_cleanly_rolled_back_with_a_report() {
             "none",
         ])
         .args(["-c", "run.allowed_commands=[[\"sleep\"]]"])
-        .env("PLUMB_HOME", fixture.home.path())
-        .env("XDG_CONFIG_HOME", fixture.home.path().join("config"))
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
