@@ -162,7 +162,29 @@ impl Git {
         self.run_inner(args, None)
     }
 
+    /// The same repository with another work tree (for writing a commit's tree into a second folder).
+    pub(crate) fn with_work_tree(&self, work_tree: PathBuf) -> Git {
+        Git {
+            work_tree,
+            ..self.clone()
+        }
+    }
+
+    /// Like [`Git::run`] with a private index file, so the shadow repository's own index is untouched.
+    pub(crate) fn run_with_index(&self, args: &[&str], index: &Path) -> Result<GitOutput, WorkspaceError> {
+        let mut cmd = self.repo_command(args);
+        cmd.env("GIT_INDEX_FILE", index);
+        self.execute(cmd, &args.join(" "), None)
+            .map_err(WorkspaceError::from)
+    }
+
     fn run_inner(&self, args: &[&str], input: Option<&[u8]>) -> Result<GitOutput, GitFailure> {
+        let cmd = self.repo_command(args);
+        self.execute(cmd, &args.join(" "), input)
+    }
+
+    /// `git --git-dir=… --work-tree=… <args>` in the work tree, with the isolated environment.
+    fn repo_command(&self, args: &[&str]) -> Command {
         let mut cmd = self.base_command();
         let mut git_dir = OsString::from("--git-dir=");
         git_dir.push(self.git_dir.as_os_str());
@@ -170,7 +192,7 @@ impl Git {
         work_tree.push(self.work_tree.as_os_str());
         cmd.arg(git_dir).arg(work_tree).args(args);
         cmd.current_dir(&self.work_tree);
-        self.execute(cmd, &args.join(" "), input)
+        cmd
     }
 
     /// `git` with the isolated environment and the safety config, but no repository arguments yet.

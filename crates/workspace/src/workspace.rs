@@ -233,6 +233,31 @@ impl Workspace {
         Ok(commit)
     }
 
+    /// Writes the tree of `commit` into `dest` (a new or empty folder outside the copy), leaving the
+    /// copy, HEAD and the shadow index alone. The check ladder uses it to run the new tests against
+    /// the baseline source.
+    pub fn materialize(&self, commit: &CommitId, dest: &Path) -> Result<(), WorkspaceError> {
+        self.ensure_commit(commit)?;
+        ensure_empty(dest)?;
+        fs::create_dir_all(dest).map_err(|e| WorkspaceError::io("create the folder", dest, e))?;
+        let dest = dest
+            .canonicalize()
+            .map_err(|e| WorkspaceError::io("resolve the folder", dest, e))?;
+        if dest.starts_with(&self.root) {
+            return Err(WorkspaceError::RunDirInsideSource {
+                run_dir: dest,
+                source_dir: self.root.clone(),
+            });
+        }
+        let index = self.run_dir.join(format!("materialize-{}.index", std::process::id()));
+        let git = self.git.with_work_tree(dest);
+        let result = git
+            .run_with_index(&["read-tree", "--end-of-options", commit.as_str()], &index)
+            .and_then(|_| git.run_with_index(&["checkout-index", "--all", "--force"], &index));
+        let _ = fs::remove_file(&index);
+        result.map(|_| ())
+    }
+
     /// The commit HEAD points at: the latest checkpoint, or the target of the latest rollback.
     pub fn head(&self) -> Result<CommitId, WorkspaceError> {
         let out = self.git.run(&["rev-parse", "--verify", "HEAD^{commit}"])?;

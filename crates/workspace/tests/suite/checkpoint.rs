@@ -279,3 +279,20 @@ fn rebaseline_keeps_setup_output_out_of_the_patch() {
         (vec!["a.py".to_string()], true, true, true, true, true)
     );
 }
+
+#[test]
+fn materialize_writes_a_commit_tree_elsewhere_and_leaves_the_copy_alone() {
+    let tmp = TempDir::new().unwrap();
+    let ws = prepared(&tmp);
+    let baseline_listing = listing(ws.root());
+    write(ws.root(), "a.py", "A = 9\n");
+    write(ws.root(), "new.py", "N = 1\n");
+    ws.checkpoint("edit").unwrap();
+    let edited_listing = listing(ws.root());
+    let dest = tmp.path().join("baseline-view");
+
+    ws.materialize(ws.baseline(), &dest).unwrap();
+
+    let actual = (listing(&dest), listing(ws.root()), ws.changed_files().unwrap().len());
+    assert_eq!(actual, (baseline_listing, edited_listing, 2));
+}
