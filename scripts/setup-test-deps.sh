@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs what plumb's tests use on Debian: git, Python 3 with pytest (the BILL-412 example's
-# suite), bubblewrap and gVisor's runsc (the sandbox backends), ripgrep (the search benchmark's
+# suite) and ruff (the lint step), bubblewrap and gVisor's runsc (the sandbox backends), ripgrep (the search benchmark's
 # reference). Idempotent; quiet when all is present.
 set -euo pipefail
 
@@ -19,10 +19,13 @@ if [ ${#need_apt[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_apt[@]}" >/dev/null
 fi
 
-if ! python3 -c 'import pytest' >/dev/null 2>&1; then
-  python3 -m pip install --quiet --disable-pip-version-check pytest \
-    || python3 -m pip install --quiet --break-system-packages pytest
-fi
+# pytest runs the example's suite; ruff is the Python linter of the check ladder's lint step.
+for module in pytest ruff; do
+  if ! python3 -c "import $module" >/dev/null 2>&1; then
+    python3 -m pip install --quiet --disable-pip-version-check "$module" \
+      || python3 -m pip install --quiet --break-system-packages "$module"
+  fi
+done
 
 if [ "${1:-}" = "--tests" ] && ! cargo nextest --version >/dev/null 2>&1; then
   cargo install --locked cargo-nextest

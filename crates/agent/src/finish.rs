@@ -1,7 +1,7 @@
 //! The end of a run: the verified patch on success; otherwise the attempt kept as a ref and the
 //! workspace rolled back to the baseline. The report, the patch and the journal are written last.
 
-use plumb_protocol::{CheckStatus, Event, FinalReport, Outcome};
+use plumb_protocol::{Event, FinalReport, Outcome};
 
 use crate::run::{Ending, Run, elapsed_ms};
 
@@ -32,12 +32,14 @@ impl Run {
             }
         }
         self.timings.total_ms = elapsed_ms(self.started);
-        let flags = self
-            .checks
-            .iter()
-            .filter(|c| c.status == CheckStatus::Flagged)
-            .map(|c| format!("{}: {}", c.step.as_str(), c.evidence))
-            .collect();
+        let flags =
+            self.flags
+                .iter()
+                .cloned()
+                .chain(self.flaky.iter().map(|id| {
+                    format!("{id}: flaky at baseline (failed, then passed); not counted")
+                }))
+                .collect();
         let report = FinalReport {
             run_id: self.spec.run_id.clone(),
             outcome: ending.outcome,

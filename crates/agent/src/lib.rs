@@ -10,10 +10,14 @@
 mod done;
 mod finish;
 mod journal;
+mod lint_check;
 mod replay;
 mod run;
 mod setup;
+mod static_checks;
 mod stuck;
+mod suite;
+mod test_checks;
 
 use std::path::PathBuf;
 
@@ -52,6 +56,9 @@ pub struct RunSpec {
     pub observer: Option<mpsc::Sender<Event>>,
     /// For replays: the base tree the journal was written against; a different tree is refused.
     pub expect_base_tree: Option<String>,
+    /// The task's own fail-to-pass tests (SWE-bench's FAIL_TO_PASS); empty means: the new and
+    /// changed test files.
+    pub fail_to_pass: Vec<String>,
 }
 
 /// Why a run could not start. The message says what to change.

@@ -1,5 +1,6 @@
 //! The `Run` state machine: `prepare`, then `round` until an ending, then `finish`.
 
+use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
 
 use plumb_context::prompt::{self, FirstMessage, Turn};
@@ -11,7 +12,8 @@ use plumb_tools::shorten::shorten;
 use plumb_tools::{
     DONE_TOOL, Registry, TestRun, ToolContext, ToolError, run_test_command, sandbox_limits,
 };
-use plumb_verify::TestCommand;
+use plumb_verify::tamper::TamperKind;
+use plumb_verify::{TestCommand, TestOutcome, TestResults};
 use plumb_workspace::{CommitId, Workspace};
 
 use crate::journal::Journal;
@@ -36,6 +38,11 @@ impl Ending {
             reason: reason.into(),
         }
     }
+
+    /// plumb itself failed (git, the sandbox, the disk).
+    pub(crate) fn infra(err: impl std::fmt::Display) -> Self {
+        Self::new(Outcome::InfraError, err.to_string())
+    }
 }
 
 /// One run of the loop. Built by [`Run::prepare`], consumed by [`Run::execute`].
@@ -58,6 +65,19 @@ pub struct Run {
     pub(crate) unsaved: bool,
     /// The checks of the last `done`, for the report.
     pub(crate) checks: Vec<CheckReport>,
+    /// Per-test outcomes of the baseline run, when the runner reports them.
+    pub(crate) baseline_results: Option<TestResults>,
+    /// Tests that failed at baseline and passed when run again: counted neither way.
+    pub(crate) flaky: BTreeSet<String>,
+    /// Tamper flags of the last `done`, for a person.
+    pub(crate) flags: Vec<String>,
+    /// Tamper kinds that block (from `tamper_block`).
+    pub(crate) tamper_block: Vec<TamperKind>,
+    /// The tests the last `done` targeted, and those of them that failed on the baseline source.
+    pub(crate) target_tests: Vec<String>,
+    pub(crate) reproduce_failing: Vec<String>,
+    /// How many times the model said `done` (names the folders the checks use).
+    pub(crate) done_count: u32,
 }
 
 impl Run {
@@ -101,6 +121,7 @@ impl Run {
                 ))
             })?;
         let last_checkpoint = workspace.baseline().clone();
+        let tamper_block = parse_tamper_block(&spec.config.tamper_block)?;
         let mut run = Run {
             registry: Registry::builtin(),
             test_command,
@@ -115,6 +136,13 @@ impl Run {
             last_checkpoint,
             unsaved: false,
             checks: Vec::new(),
+            baseline_results: None,
+            flaky: BTreeSet::new(),
+            flags: Vec::new(),
+            tamper_block,
+            target_tests: Vec::new(),
+            reproduce_failing: Vec::new(),
+            done_count: 0,
             spec,
             workspace,
             journal,
@@ -186,13 +214,43 @@ impl Run {
         match run.counts {
             Some(counts) if !run.timed_out && counts.total() > 0 => {
                 self.baseline = counts;
-                Ok(())
+                self.baseline_results = run.results;
+                self.find_flaky().await
             }
             _ => Err(RunError::BadInput(format!(
                 "the test command did not run on the untouched repository: {}. Fix the project's test setup or pass --test-cmd with a command that runs its tests",
                 run.headline()
             ))),
         }
+    }
+
+    /// Runs the tests that failed at baseline once more; those that pass now are flaky and count
+    /// neither for nor against the fix.
+    async fn find_flaky(&mut self) -> Result<(), RunError> {
+        let Some(results) = &self.baseline_results else {
+            return Ok(());
+        };
+        let failing: Vec<String> = results
+            .tests
+            .iter()
+            .filter(|(_, o)| matches!(o, TestOutcome::Failed | TestOutcome::Error))
+            .map(|(id, _)| id.clone())
+            .collect();
+        if failing.is_empty() {
+            return Ok(());
+        }
+        let root = self.workspace.root().to_path_buf();
+        let again = self
+            .run_tests_in(&root, &failing)
+            .await
+            .map_err(|ending| RunError::Infra(ending.reason))?;
+        if let Some(again) = again.results {
+            self.flaky = failing
+                .into_iter()
+                .filter(|id| again.tests.get(id) == Some(&TestOutcome::Passed))
+                .collect();
+        }
+        Ok(())
     }
 
     fn build_head(&mut self) {
@@ -360,7 +418,7 @@ impl Run {
         .await;
         let started = Instant::now();
         let (result, verified, line_limit) = if call.name == DONE_TOOL {
-            match self.answer_done(&call.arguments).await {
+            match self.answer_done().await {
                 Ok(done) => (
                     done.result,
                     done.verified,
@@ -478,6 +536,19 @@ impl Run {
         }
         self.journal.write(event).await;
     }
+}
+
+fn parse_tamper_block(names: &[String]) -> Result<Vec<TamperKind>, RunError> {
+    names
+        .iter()
+        .map(|name| {
+            serde_json::from_value::<TamperKind>(serde_json::Value::String(name.clone())).map_err(|_| {
+                RunError::BadInput(format!(
+                    "tamper_block in plumb.toml names `{name}`; use test_modified, test_deleted, test_renamed, test_config_changed or skip_marker_added"
+                ))
+            })
+        })
+        .collect()
 }
 
 fn resolve_test_command(spec: &RunSpec, workspace: &Workspace) -> Result<TestCommand, RunError> {

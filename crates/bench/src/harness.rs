@@ -139,6 +139,7 @@ fn run_once(case: &Case, home: &Path, rt: &Runtime) -> Result<(FinalReport, u64)
         cancel: CancellationToken::new(),
         observer: None,
         expect_base_tree: None,
+        fail_to_pass: Vec::new(),
     };
     let started_ms = epoch_ms();
     let report = rt

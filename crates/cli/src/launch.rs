@@ -51,6 +51,7 @@ pub(crate) async fn run(task: Task, config: Config) -> Result<FinalReport, Failu
         cancel,
         observer: Some(observer),
         expect_base_tree: task.expect_base_tree,
+        fail_to_pass: Vec::new(),
     };
     let result = plumb_agent::run(spec).await;
     // The printer ends when the run drops its sender; wait so progress lines come before the report.

@@ -36,6 +36,9 @@ pub struct Config {
     pub sandbox_read_only: Vec<PathBuf>,
     pub limits: Limits,
     pub run: RunPolicy,
+    /// Tamper flags that block instead of asking a person to look: any of `test_modified`,
+    /// `test_deleted`, `test_renamed`, `test_config_changed`, `skip_marker_added`.
+    pub tamper_block: Vec<String>,
     /// Paths (relative, prefix match by folder) the agent may not edit or create files in.
     pub protected_paths: Vec<String>,
     /// Where runs (workspaces, journals) are kept; default `$PLUMB_HOME/runs` or `~/.local/state/plumb/runs`.
@@ -54,6 +57,7 @@ impl Default for Config {
             sandbox_read_only: Vec::new(),
             limits: Limits::default(),
             run: RunPolicy::default(),
+            tamper_block: Vec::new(),
             protected_paths: Vec::new(),
             runs_dir: None,
         }

@@ -24,7 +24,7 @@ use plumb_workspace::Workspace;
 use tokio_util::sync::CancellationToken;
 
 pub use registry::{DONE_TOOL, Registry, Tool};
-pub use test_run::{TestRun, run_test_command, sandbox_limits};
+pub use test_run::{REPORT_DIR, TestRun, run_test_command, sandbox_limits};
 
 /// Everything a tool may touch.
 pub struct ToolContext<'a> {

@@ -2,15 +2,18 @@
 //! the baseline run and the check at `done` all come through here, so they see the same numbers.
 
 use std::path::Path;
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 use plumb_config::Config;
 use plumb_protocol::TestCounts;
 use plumb_sandbox::{CommandSpec, Limits, Network, Sandbox};
-use plumb_verify::TestCommand;
+use plumb_verify::{TestCommand, TestResults};
 use tokio_util::sync::CancellationToken;
 
 use crate::ToolError;
+
+/// Where, inside the folder a test command runs in, the runner writes its per-test report.
+pub const REPORT_DIR: &str = ".plumb-report";
 
 /// One run of the test command.
 #[derive(Debug, Clone, PartialEq)]
@@ -18,6 +21,9 @@ pub struct TestRun {
     pub argv: Vec<String>,
     /// `None` when no summary was found: the suite may never have run.
     pub counts: Option<TestCounts>,
+    /// Per-test outcomes, when the runner reported them (`None` also when its report is missing or
+    /// older than the run: a run that never ran must not look like a pass).
+    pub results: Option<TestResults>,
     pub exit_code: Option<i32>,
     pub timed_out: bool,
     pub cancelled: bool,
@@ -105,25 +111,47 @@ pub async fn run_test_command(
     } else {
         plumb_verify::narrow(cmd, tests).map_err(|err| ToolError::respond(err.to_string()))?
     };
-    let spec = CommandSpec {
+    // The runner writes its per-test report inside the workdir (the only place the sandbox lets it
+    // write); the folder is in the shadow git's exclude list and removed afterwards.
+    let report_dir = workdir.join(REPORT_DIR);
+    let report_path = report_dir.join("results");
+    let _ = std::fs::remove_dir_all(&report_dir);
+    std::fs::create_dir_all(&report_dir).map_err(|err| {
+        ToolError::Infra(format!("could not create {}: {err}", report_dir.display()))
+    })?;
+    let narrowed = TestCommand {
         argv: argv.clone(),
+        runner: cmd.runner,
+    };
+    let spec = CommandSpec {
+        argv: plumb_verify::with_report(&narrowed, &report_path),
         workdir: workdir.to_path_buf(),
         env: Vec::new(),
         limits,
         // The agent's commands never get the network.
         network: Network::Off,
     };
+    let started = SystemTime::now();
     let output = sandbox.run(&spec, cancel).await.map_err(|err| {
         ToolError::Infra(format!(
             "could not run the test command `{}`: {err}",
             argv.join(" ")
         ))
-    })?;
-    let counts = plumb_verify::parse_counts(cmd.runner, &output.stdout, &output.stderr);
+    });
+    let results = output.as_ref().ok().and_then(|out| {
+        plumb_verify::read_results(&narrowed, &report_path, started, &out.stdout, &out.stderr)
+    });
+    let _ = std::fs::remove_dir_all(&report_dir);
+    let output = output?;
+    let counts = results
+        .as_ref()
+        .map(|r| r.counts)
+        .or_else(|| plumb_verify::parse_counts(cmd.runner, &output.stdout, &output.stderr));
     let excerpt = plumb_verify::failure_excerpt(cmd.runner, &output.stdout, &output.stderr);
     Ok(TestRun {
         argv,
         counts,
+        results,
         exit_code: output.exit_code,
         timed_out: output.timed_out,
         cancelled: output.cancelled,

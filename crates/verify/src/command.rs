@@ -5,7 +5,7 @@
 //! The runner is guessed from argv after looking through wrappers (`env`, `uv run`, `poetry run`,
 //! `npx`, `python -m`).
 
-use crate::runners;
+use crate::runners::{self, jest, jvm};
 use crate::{Runner, TestCommand, VerifyError};
 
 /// Words that only mean something to a shell.
@@ -42,10 +42,12 @@ pub fn parse_command(text: &str) -> Result<TestCommand, VerifyError> {
     Ok(TestCommand { argv, runner })
 }
 
-/// The command narrowed to `tests` (test ids or paths): pytest appends them; cargo puts a single
-/// filter after `cargo test` and several after `--`; go adds `-run '^(A|B)$'`; npm appends
-/// `-- <ids>`. An empty list gives the command unchanged. Ids that start with '-' are refused,
-/// since the runner would read them as options.
+/// The command narrowed to `tests` (test ids or paths, as [`crate::read_results`] names them):
+/// pytest appends them; cargo puts a single filter after `cargo test` and several after `--`;
+/// nextest adds `-- --exact <ids>`; go adds `-run '^(A|B)$'`; jest and vitest add the files and
+/// `-t '^(?:name)$'`; npm appends `-- <ids>`; Maven adds `-Dtest=Class#method`, Gradle
+/// `--tests pkg.Class.method`. An empty list gives the command unchanged. Ids that start with
+/// '-' are refused, since the runner would read them as options.
 pub fn narrow(cmd: &TestCommand, tests: &[String]) -> Result<Vec<String>, VerifyError> {
     if tests.is_empty() {
         return Ok(cmd.argv.clone());
@@ -62,11 +64,32 @@ pub fn narrow(cmd: &TestCommand, tests: &[String]) -> Result<Vec<String>, Verify
     match cmd.runner {
         Runner::Pytest => Ok(runners::pytest::narrow(&cmd.argv, tests)),
         Runner::Cargo => Ok(runners::cargo::narrow(&cmd.argv, program, tests)),
+        Runner::Nextest => Ok(runners::nextest::narrow(&cmd.argv, tests)),
         Runner::Go => Ok(runners::go::narrow(&cmd.argv, tests)),
         Runner::Npm => Ok(runners::npm::narrow(&cmd.argv, program, tests)),
+        Runner::Jest => Ok(jest::narrow(&cmd.argv, program, jest::Flavor::Jest, tests)),
+        Runner::Vitest => Ok(jest::narrow(
+            &cmd.argv,
+            program,
+            jest::Flavor::Vitest,
+            tests,
+        )),
+        Runner::Maven => Ok(jvm::narrow(&cmd.argv, program, jvm::Build::Maven, tests)),
+        Runner::Gradle => Ok(jvm::narrow(&cmd.argv, program, jvm::Build::Gradle, tests)),
         Runner::Other => Err(VerifyError::CannotNarrow {
             command: cmd.display(),
         }),
+    }
+}
+
+impl TestCommand {
+    /// This command narrowed to `tests` (see [`narrow`]), as a command of the same runner, so
+    /// that it can be handed to [`crate::with_report`].
+    pub fn narrowed(&self, tests: &[String]) -> Result<TestCommand, VerifyError> {
+        Ok(TestCommand {
+            argv: narrow(self, tests)?,
+            runner: self.runner,
+        })
     }
 }
 
@@ -101,6 +124,18 @@ pub(crate) fn guess(argv: &[String]) -> Guess {
                 index += 2 + leading_options(rest.get(1..).unwrap_or_default());
             }
             "npx" | "pnpx" | "bunx" => index += 1 + leading_options(rest),
+            // `yarn jest`, `pnpm exec vitest`: the runner is the word after the manager.
+            "yarn" | "pnpm" | "bun"
+                if matches!(
+                    rest.first().map(String::as_str),
+                    Some("exec" | "dlx" | "jest" | "vitest")
+                ) =>
+            {
+                let through = rest
+                    .first()
+                    .is_some_and(|word| word == "exec" || word == "dlx");
+                index += if through { 2 } else { 1 };
+            }
             "pytest" | "py.test" => return found(Runner::Pytest),
             name if is_python(name) => {
                 let module = rest
@@ -114,10 +149,10 @@ pub(crate) fn guess(argv: &[String]) -> Guess {
                 return found(runner);
             }
             "cargo" => {
-                let runner = if first_word(rest) == "test" {
-                    Runner::Cargo
-                } else {
-                    Runner::Other
+                let runner = match first_word(rest) {
+                    "test" => Runner::Cargo,
+                    "nextest" => Runner::Nextest,
+                    _ => Runner::Other,
                 };
                 return found(runner);
             }
@@ -129,9 +164,11 @@ pub(crate) fn guess(argv: &[String]) -> Guess {
                 };
                 return found(runner);
             }
-            "npm" | "yarn" | "pnpm" | "bun" | "jest" | "vitest" | "mocha" => {
-                return found(Runner::Npm);
-            }
+            "npm" | "yarn" | "pnpm" | "bun" | "mocha" => return found(Runner::Npm),
+            "jest" => return found(Runner::Jest),
+            "vitest" => return found(Runner::Vitest),
+            "mvn" | "mvnw" | "mvnw.cmd" => return found(Runner::Maven),
+            "gradle" | "gradlew" | "gradlew.bat" => return found(Runner::Gradle),
             "node" if rest.iter().any(|word| word == "--test") => return found(Runner::Npm),
             _ => return found(Runner::Other),
         }
@@ -216,7 +253,11 @@ mod tests {
             "yarn test",
             "npx jest",
             "npx -y vitest run",
+            "yarn jest --ci",
+            "pnpm exec vitest run",
             "node --test",
+            "mvn -B test",
+            "./gradlew test",
             "python -m unittest",
             "make test",
             "tox -e py311",
@@ -232,14 +273,18 @@ mod tests {
             ("env PYTHONPATH=src pytest", Runner::Pytest),
             ("cargo test --workspace", Runner::Cargo),
             ("cargo +nightly test", Runner::Cargo),
-            ("cargo nextest run", Runner::Other),
+            ("cargo nextest run", Runner::Nextest),
             ("go test ./...", Runner::Go),
             ("go vet ./...", Runner::Other),
             ("npm test --silent", Runner::Npm),
             ("yarn test", Runner::Npm),
-            ("npx jest", Runner::Npm),
-            ("npx -y vitest run", Runner::Npm),
+            ("npx jest", Runner::Jest),
+            ("npx -y vitest run", Runner::Vitest),
+            ("yarn jest --ci", Runner::Jest),
+            ("pnpm exec vitest run", Runner::Vitest),
             ("node --test", Runner::Npm),
+            ("mvn -B test", Runner::Maven),
+            ("./gradlew test", Runner::Gradle),
             ("python -m unittest", Runner::Other),
             ("make test", Runner::Other),
             ("tox -e py311", Runner::Other),

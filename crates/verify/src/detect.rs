@@ -2,13 +2,21 @@
 //!
 //! Checked in this order, first match wins: pytest (its configuration, `tox.ini`, a root
 //! `conftest.py`, or a `tests`/`test` folder holding `test_*.py`, `*_test.py` or `conftest.py`),
-//! cargo (`Cargo.toml`), go (`go.mod`), npm (`package.json` with a real `scripts.test`, not the
-//! placeholder `npm init` writes). Python comes first because mixed repositories (a Python package
-//! with a Rust extension or a web front end) are usually tested through pytest.
+//! cargo (`Cargo.toml`), go (`go.mod`), Maven (`pom.xml`), Gradle (`build.gradle[.kts]` or
+//! `settings.gradle[.kts]`), npm (`package.json` with a real `scripts.test`, not the placeholder
+//! `npm init` writes). Python comes first because mixed repositories (a Python package with a
+//! Rust extension or a web front end) are usually tested through pytest, and the JVM builds come
+//! before npm because a Java project's `package.json` is usually its web front end.
+//!
+//! Maven and Gradle run through the project's wrapper (`./mvnw`, `./gradlew`) when it has one.
+//! An npm test script that is only a call to jest or vitest (`jest --ci`, `vitest run`) makes the
+//! command jest's or vitest's, so that its per-test report can be asked for; any other script
+//! stays plain npm.
 
 use std::fs;
 use std::path::Path;
 
+use crate::command::guess;
 use crate::{Runner, TestCommand};
 
 /// How deep below `tests/` to look for test files.
@@ -32,10 +40,70 @@ pub fn detect(root: &Path) -> Option<TestCommand> {
     if root.join("go.mod").is_file() {
         return Some(command(&["go", "test", "./..."], Runner::Go));
     }
-    if has_npm_test_script(root) {
-        return Some(command(&["npm", "test", "--silent"], Runner::Npm));
+    if root.join("pom.xml").is_file() {
+        let maven = if root.join("mvnw").is_file() {
+            "./mvnw"
+        } else {
+            "mvn"
+        };
+        return Some(command(
+            &[maven, "-B", "--no-transfer-progress", "test"],
+            Runner::Maven,
+        ));
     }
-    None
+    if GRADLE_FILES.iter().any(|name| root.join(name).is_file()) {
+        let gradle = if root.join("gradlew").is_file() {
+            "./gradlew"
+        } else {
+            "gradle"
+        };
+        return Some(command(
+            &[gradle, "test", "--console", "plain"],
+            Runner::Gradle,
+        ));
+    }
+    let script = npm_test_script(root)?;
+    Some(command(
+        &["npm", "test", "--silent"],
+        script_runner(&script),
+    ))
+}
+
+/// The files that make a folder a Gradle project.
+const GRADLE_FILES: &[&str] = &[
+    "build.gradle",
+    "build.gradle.kts",
+    "settings.gradle",
+    "settings.gradle.kts",
+];
+
+/// The runner of an npm test script: jest or vitest when the script only runs it (after
+/// variable settings or `cross-env`), else npm.
+fn script_runner(script: &str) -> Runner {
+    let Ok(words) = shell_words::split(script) else {
+        return Runner::Npm;
+    };
+    if words
+        .iter()
+        .any(|word| ["&&", "||", ";", "|", "&", ">", "<"].contains(&word.as_str()))
+    {
+        return Runner::Npm;
+    }
+    let command: Vec<String> = words
+        .into_iter()
+        .skip_while(|word| word == "cross-env" || is_setting(word))
+        .collect();
+    match guess(&command).runner {
+        runner @ (Runner::Jest | Runner::Vitest) => runner,
+        _ => Runner::Npm,
+    }
+}
+
+/// `NAME=value` before a command.
+fn is_setting(word: &str) -> bool {
+    word.split_once('=').is_some_and(|(name, _)| {
+        !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+    })
 }
 
 fn uses_pytest(root: &Path) -> bool {
@@ -84,14 +152,12 @@ fn has_python_tests(folder: &Path, depth: usize) -> bool {
             .any(|subfolder| has_python_tests(subfolder, depth - 1))
 }
 
-fn has_npm_test_script(root: &Path) -> bool {
-    let Ok(text) = fs::read_to_string(root.join("package.json")) else {
-        return false;
-    };
-    let Ok(package) = serde_json::from_str::<serde_json::Value>(&text) else {
-        return false;
-    };
+/// The `scripts.test` of package.json, unless it is empty or `npm init`'s placeholder.
+fn npm_test_script(root: &Path) -> Option<String> {
+    let text = fs::read_to_string(root.join("package.json")).ok()?;
+    let package = serde_json::from_str::<serde_json::Value>(&text).ok()?;
     package["scripts"]["test"]
         .as_str()
-        .is_some_and(|script| !script.trim().is_empty() && !script.contains("no test specified"))
+        .filter(|script| !script.trim().is_empty() && !script.contains("no test specified"))
+        .map(String::from)
 }

@@ -1,24 +1,29 @@
 //! plumb-verify: the test adapters the check ladder (DESIGN.md §5) and the `run_tests` tool stand on.
 //!
-//! This first version knows, per runner: how to find the project's test command ([`detect`]) or read
-//! the user's ([`parse_command`]), how to narrow it to some tests ([`narrow`]), how many tests
-//! passed, failed, were skipped… ([`parse_counts`]), and which part of the output explains the
-//! failures ([`failure_excerpt`]). Each runner lives in its own module under `runners/`, where a
-//! later version adds per-test outcomes next to the counts.
+//! It knows, per runner: how to find the project's test command ([`detect`]) or read the user's
+//! ([`parse_command`]), how to narrow it to some tests ([`narrow`]), how many tests passed,
+//! failed, were skipped… ([`parse_counts`]), which part of the output explains the failures
+//! ([`failure_excerpt`]), and each test's own outcome ([`with_report`] to run it so that they can
+//! be read, [`read_results`] after the run). Each runner lives in its own module under `runners/`.
 //!
 //! Nothing here runs a process: callers run `TestCommand::argv` in the sandbox and hand the output
 //! back. No shell is ever involved, so no user or model text is ever a shell word.
 
 mod command;
 mod detect;
+mod junit;
+pub mod lint;
 mod output;
+mod results;
 mod runners;
+pub mod tamper;
 
 use plumb_protocol::TestCounts;
 use serde::{Deserialize, Serialize};
 
 pub use command::{narrow, parse_command};
 pub use detect::detect;
+pub use results::{TestOutcome, TestResults, read_results, with_report};
 
 /// The test runners plumb understands. `Other` is any command it does not recognise: its output
 /// is still searched for every summary format plumb knows, but it cannot be narrowed.
@@ -27,9 +32,20 @@ pub use detect::detect;
 pub enum Runner {
     Pytest,
     Cargo,
+    /// `cargo nextest run`.
+    Nextest,
     Go,
-    /// `npm test` and friends: jest, vitest, mocha, `node --test`.
+    /// `npm test` and friends when plumb cannot tell which runner is behind them: mocha,
+    /// `node --test`, or a script that does more than run one runner.
     Npm,
+    /// jest, called directly or as the whole `test` script of package.json.
+    Jest,
+    /// vitest, called directly or as the whole `test` script of package.json.
+    Vitest,
+    /// `mvn test` (Surefire).
+    Maven,
+    /// `gradle test`.
+    Gradle,
     Other,
 }
 
@@ -38,8 +54,13 @@ impl Runner {
         match self {
             Runner::Pytest => "pytest",
             Runner::Cargo => "cargo",
+            Runner::Nextest => "nextest",
             Runner::Go => "go",
             Runner::Npm => "npm",
+            Runner::Jest => "jest",
+            Runner::Vitest => "vitest",
+            Runner::Maven => "maven",
+            Runner::Gradle => "gradle",
             Runner::Other => "other",
         }
     }
@@ -98,12 +119,17 @@ pub fn parse_counts(runner: Runner, stdout: &str, stderr: &str) -> Option<TestCo
     match runner {
         Runner::Pytest => runners::pytest::counts(&text),
         Runner::Cargo => runners::cargo::counts(&text),
+        Runner::Nextest => runners::nextest::counts(&text),
         Runner::Go => runners::go::counts(&text),
-        Runner::Npm => runners::npm::counts(&text),
+        Runner::Npm | Runner::Jest | Runner::Vitest => runners::npm::counts(&text),
+        Runner::Maven => runners::jvm::maven_counts(&text),
+        Runner::Gradle => runners::jvm::gradle_counts(&text),
         Runner::Other => runners::pytest::counts(&text)
             .or_else(|| runners::cargo::counts(&text))
             .or_else(|| runners::npm::counts(&text))
-            .or_else(|| runners::go::counts(&text)),
+            .or_else(|| runners::go::counts(&text))
+            .or_else(|| runners::nextest::counts(&text))
+            .or_else(|| runners::jvm::maven_counts(&text)),
     }
 }
 
@@ -118,8 +144,12 @@ pub fn failure_excerpt(runner: Runner, stdout: &str, stderr: &str) -> String {
     match runner {
         Runner::Pytest => runners::pytest::excerpt(&stdout, &stderr),
         Runner::Cargo => runners::cargo::excerpt(&stdout, &stderr),
+        Runner::Nextest => runners::nextest::excerpt(&stdout, &stderr),
         Runner::Go => runners::go::excerpt(&stdout, &stderr),
-        Runner::Npm => output::tail(&output::joined(&stdout, &stderr)),
+        Runner::Maven => runners::jvm::maven_excerpt(&stdout, &stderr),
+        Runner::Npm | Runner::Jest | Runner::Vitest | Runner::Gradle => {
+            output::tail(&output::joined(&stdout, &stderr))
+        }
         // A wrapper (tox, make, a script) around a runner we know: excerpt as that runner.
         Runner::Other => {
             let text = output::joined(&stdout, &stderr);

@@ -171,7 +171,11 @@ impl Git {
     }
 
     /// Like [`Git::run`] with a private index file, so the shadow repository's own index is untouched.
-    pub(crate) fn run_with_index(&self, args: &[&str], index: &Path) -> Result<GitOutput, WorkspaceError> {
+    pub(crate) fn run_with_index(
+        &self,
+        args: &[&str],
+        index: &Path,
+    ) -> Result<GitOutput, WorkspaceError> {
         let mut cmd = self.repo_command(args);
         cmd.env("GIT_INDEX_FILE", index);
         self.execute(cmd, &args.join(" "), None)

@@ -52,6 +52,7 @@ __pycache__/
 .mypy_cache/
 node_modules/
 target/
+.plumb-report/
 ";
 
 /// Attributes that outrank anything in the copy's `.gitattributes`: no filter, no end-of-line or encoding
@@ -249,7 +250,9 @@ impl Workspace {
                 source_dir: self.root.clone(),
             });
         }
-        let index = self.run_dir.join(format!("materialize-{}.index", std::process::id()));
+        let index = self
+            .run_dir
+            .join(format!("materialize-{}.index", std::process::id()));
         let git = self.git.with_work_tree(dest);
         let result = git
             .run_with_index(&["read-tree", "--end-of-options", commit.as_str()], &index)

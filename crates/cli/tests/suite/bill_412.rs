@@ -57,7 +57,8 @@ fn bill_412_ends_with_a_verified_patch_and_an_untouched_repo() {
         ],
         true,
         CheckStatus::Passed,
-        "41 passed (baseline: 40 passed)".to_string(),
+        "41 passed (baseline: 40 passed); every test that passed at baseline still passes"
+            .to_string(),
     );
     assert_eq!(actual, expected);
 }

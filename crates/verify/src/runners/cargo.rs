@@ -1,9 +1,19 @@
 //! cargo test: libtest's `test result:` lines (one per test binary and for the doc-tests, summed),
-//! its `failures:` blocks, narrowing by name filter.
+//! its `failures:` blocks, narrowing by name filter, and per-test outcomes from its
+//! `test name ... ok` lines (libtest's JSON output needs a nightly toolchain).
+//!
+//! libtest does not say which binary a line came from (cargo prints `Running …` on stderr), so a
+//! test id is the test's path inside its crate (`tests::adds`, `src/lib.rs - add_one (line 3)`);
+//! two binaries with a test of the same name give one id with the worse outcome.
 
 use plumb_protocol::TestCounts;
 
+use crate::TestOutcome;
 use crate::output;
+use crate::results::{Outcomes, TestResults};
+
+/// What libtest appends to a test's name for its mode: `test x - should panic ... ok`.
+const TEST_MODES: &[&str] = &[" - should panic", " - compile fail", " - compile"];
 
 /// Cargo's own progress words on stderr, which say nothing about failures.
 const CARGO_STATUS: &[&str] = &[
@@ -82,12 +92,7 @@ fn is_cargo_status(line: &str) -> bool {
 /// number of filters.
 pub(crate) fn narrow(argv: &[String], program: usize, tests: &[String]) -> Vec<String> {
     let mut argv = argv.to_vec();
-    let subcommand = argv
-        .iter()
-        .enumerate()
-        .skip(program + 1)
-        .find(|(_, word)| *word == "test")
-        .map(|(at, _)| at);
+    let subcommand = subcommand_at(&argv, program, "test");
     match (tests, subcommand) {
         ([test], Some(at)) => argv.insert(at + 1, test.clone()),
         _ => {
@@ -98,6 +103,89 @@ pub(crate) fn narrow(argv: &[String], program: usize, tests: &[String]) -> Vec<S
         }
     }
     argv
+}
+
+/// The index of `subcommand` after the program word, before any `--`.
+pub(crate) fn subcommand_at(argv: &[String], program: usize, subcommand: &str) -> Option<usize> {
+    argv.iter()
+        .enumerate()
+        .skip(program + 1)
+        .take_while(|(_, word)| *word != "--")
+        .find(|(_, word)| *word == subcommand)
+        .map(|(at, _)| at)
+}
+
+/// `argv` with `--no-fail-fast` after `test`, so that a failing test binary does not stop the
+/// binaries after it (whose tests would be missing).
+pub(crate) fn with_report(argv: &[String], program: usize) -> Vec<String> {
+    if argv.iter().any(|word| word == "--no-fail-fast") {
+        return argv.to_vec();
+    }
+    insert_after(
+        argv,
+        subcommand_at(argv, program, "test"),
+        &["--no-fail-fast"],
+    )
+}
+
+/// `words` inserted after index `at`, or appended when `at` is `None`.
+pub(crate) fn insert_after(argv: &[String], at: Option<usize>, words: &[&str]) -> Vec<String> {
+    let mut argv = argv.to_vec();
+    let at = at.map_or(argv.len(), |at| at + 1).min(argv.len());
+    argv.splice(at..at, words.iter().map(|word| word.to_string()));
+    argv
+}
+
+/// Per-test outcomes from libtest's `test name ... ok|FAILED|ignored` lines; `None` when no test
+/// binary started (no `running N tests` line: a build error). `collected` is the sum of the
+/// `running N tests` lines plus the tests filtered out.
+pub(crate) fn results(text: &str) -> Option<TestResults> {
+    let mut outcomes = Outcomes::default();
+    let mut running: Option<u32> = None;
+    for line in text.lines() {
+        if let Some(count) = running_count(line) {
+            *running.get_or_insert(0) += count;
+        } else if let Some((name, outcome)) = test_line(line) {
+            outcomes.add(name, outcome);
+        }
+    }
+    let running = running?;
+    let deselected = counts(text).map_or(0, |counts| counts.deselected);
+    Some(TestResults::new(
+        outcomes,
+        Some(running + deselected),
+        deselected,
+    ))
+}
+
+/// `running 3 tests` → 3.
+fn running_count(line: &str) -> Option<u32> {
+    let rest = line.strip_prefix("running ")?;
+    let (count, word) = rest.split_once(' ')?;
+    if !matches!(word.trim_end(), "test" | "tests") {
+        return None;
+    }
+    count.parse().ok()
+}
+
+/// `test tests::adds ... ok` → (`tests::adds`, Passed); `test x - should panic ... ok` → `x`;
+/// `test x ... ignored, needs a database` → Skipped.
+fn test_line(line: &str) -> Option<(String, TestOutcome)> {
+    let (name, result) = line.strip_prefix("test ")?.rsplit_once(" ... ")?;
+    let outcome = match result.trim_end() {
+        "ok" => TestOutcome::Passed,
+        "FAILED" => TestOutcome::Failed,
+        result if result == "ignored" || result.starts_with("ignored, ") => TestOutcome::Skipped,
+        _ => return None,
+    };
+    let mut name = name.trim_end();
+    for mode in TEST_MODES {
+        if let Some(stripped) = name.strip_suffix(mode) {
+            name = stripped;
+            break;
+        }
+    }
+    Some((name.to_string(), outcome))
 }
 
 #[cfg(test)]
@@ -137,5 +225,43 @@ mod tests {
             is_cargo_status("Running my own thing"),
         ];
         assert_eq!(actual, [true, true, false, false]);
+    }
+
+    #[test]
+    fn test_lines() {
+        let actual = [
+            test_line("test tests::adds ... ok"),
+            test_line("test tests::p - should panic ... ok"),
+            test_line("test src/lib.rs - f (line 3) - compile fail ... ok"),
+            test_line("test tests::net ... ignored, needs net"),
+            test_line("test tests::bad ... FAILED"),
+            test_line("test result: ok. 1 passed; 0 failed"),
+            test_line("test tests::slow has been running for over 60 seconds"),
+        ];
+        let expected = [
+            Some(("tests::adds".to_string(), TestOutcome::Passed)),
+            Some(("tests::p".to_string(), TestOutcome::Passed)),
+            Some(("src/lib.rs - f (line 3)".to_string(), TestOutcome::Passed)),
+            Some(("tests::net".to_string(), TestOutcome::Skipped)),
+            Some(("tests::bad".to_string(), TestOutcome::Failed)),
+            None,
+            None,
+        ];
+        assert_eq!(actual, expected);
+    }
+
+    #[test]
+    fn no_fail_fast_goes_before_the_test_arguments() {
+        let actual = [
+            with_report(&words("cargo test -- --test-threads 1"), 0),
+            with_report(&words("cargo +nightly test --no-fail-fast"), 0),
+            with_report(&words("env A=1 cargo test"), 2),
+        ];
+        let expected = [
+            words("cargo test --no-fail-fast -- --test-threads 1"),
+            words("cargo +nightly test --no-fail-fast"),
+            words("env A=1 cargo test --no-fail-fast"),
+        ];
+        assert_eq!(actual, expected);
     }
 }

@@ -4,10 +4,41 @@
 //! subtests are left to the per-test outcomes. Without it only packages can be counted: a package
 //! that passed is one passed, one that failed is one failed. A package that did not build is an
 //! error either way, and so is a failed package with no failed test (a panic, a timeout).
+//!
+//! Per test, `go test -json` (test2json) prints one event a line: `{"Action":"pass","Package":
+//! "example.com/m/calc","Test":"TestAdd/small",…}`. A test id is the package and the test,
+//! subtests included: `example.com/m/calc/TestAdd/small`. A test that started and never
+//! finished (the binary crashed or timed out in it) is an `Error`, and so is a package that failed
+//! without a failed test (it did not build, or died outside any test), under the package's path.
+//! The counts and the excerpt read the same output as the text go would have printed without
+//! `-json`: the events' `Output`.
+
+use std::borrow::Cow;
+use std::collections::BTreeSet;
 
 use plumb_protocol::TestCounts;
+use serde::Deserialize;
 
+use crate::TestOutcome;
 use crate::output;
+use crate::results::{Outcomes, TestResults};
+use crate::runners::cargo;
+
+/// The prefixes of go's test, example, benchmark and fuzz functions.
+const TEST_PREFIXES: &[&str] = &["Test", "Example", "Benchmark", "Fuzz"];
+
+/// One test2json event; fields this crate does not read are left out.
+#[derive(Debug, Deserialize)]
+struct Event {
+    #[serde(rename = "Action")]
+    action: String,
+    #[serde(rename = "Package", default)]
+    package: Option<String>,
+    #[serde(rename = "Test", default)]
+    test: Option<String>,
+    #[serde(rename = "Output", default)]
+    output: Option<String>,
+}
 
 /// What one package line of `go test` says.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -21,6 +52,7 @@ enum Package {
 }
 
 pub(crate) fn counts(text: &str) -> Option<TestCounts> {
+    let text = plain(text);
     let mut tests = TestCounts::default();
     let mut packages = TestCounts::default();
     let mut verbose = false;
@@ -106,7 +138,8 @@ fn package_line(line: &str) -> Option<Package> {
 
 /// The output without what passed: no `=== RUN`, `--- PASS`, `--- SKIP`, `ok` or `?` lines.
 pub(crate) fn excerpt(stdout: &str, stderr: &str) -> String {
-    let text = output::joined(stdout, stderr);
+    let joined = output::joined(stdout, stderr);
+    let text = plain(&joined);
     let kept: Vec<&str> = text.lines().filter(|line| !is_noise(line)).collect();
     output::tail(&kept.join("\n"))
 }
@@ -131,8 +164,15 @@ fn is_noise(line: &str) -> bool {
 /// `-run` with the names anchored: `^(TestA|TestB)$`. Go splits the pattern at `/` into one
 /// pattern per subtest level, so a single `TestA/case` becomes `^(TestA)$/^(case)$`; with several
 /// ids only their top-level names are used, which runs a few more tests than asked, never fewer.
+/// Ids may start with their package (`example.com/m/calc/TestAdd`, as [`results`] names tests);
+/// the package is left out of the pattern, so a test of the same name in another package runs
+/// too.
 pub(crate) fn narrow(argv: &[String], tests: &[String]) -> Vec<String> {
-    let pattern = match tests {
+    let tests: Vec<String> = tests
+        .iter()
+        .map(|id| without_package(id).to_string())
+        .collect();
+    let pattern = match tests.as_slice() {
         [single] => single
             .split('/')
             .map(|level| format!("^({})$", escape(level)))
@@ -140,7 +180,7 @@ pub(crate) fn narrow(argv: &[String], tests: &[String]) -> Vec<String> {
             .join("/"),
         _ => {
             let mut names: Vec<String> = Vec::new();
-            for test in tests {
+            for test in &tests {
                 let name = escape(test.split('/').next().unwrap_or(test));
                 if !names.contains(&name) {
                     names.push(name);
@@ -153,6 +193,124 @@ pub(crate) fn narrow(argv: &[String], tests: &[String]) -> Vec<String> {
     argv.push("-run".to_string());
     argv.push(pattern);
     argv
+}
+
+/// The test part of an id: from the first path segment that names a go test function
+/// (`Test`, `Example`, `Benchmark` or `Fuzz`, then nothing or not a lower-case letter, as
+/// `go test` requires). An id without such a segment is returned whole.
+fn without_package(id: &str) -> &str {
+    let mut start = 0;
+    for segment in id.split('/') {
+        if is_test_function(segment) {
+            return id.get(start..).unwrap_or(id);
+        }
+        start += segment.len() + 1;
+    }
+    id
+}
+
+fn is_test_function(name: &str) -> bool {
+    TEST_PREFIXES.iter().any(|prefix| {
+        name.strip_prefix(prefix)
+            .is_some_and(|rest| !rest.starts_with(|c: char| c.is_lowercase()))
+    })
+}
+
+/// `argv` with `-json` after `test`.
+pub(crate) fn with_report(argv: &[String], program: usize) -> Vec<String> {
+    if argv.iter().any(|word| word == "-json" || word == "--json") {
+        return argv.to_vec();
+    }
+    cargo::insert_after(
+        argv,
+        cargo::subcommand_at(argv, program, "test"),
+        &["-json"],
+    )
+}
+
+/// The text go prints without `-json`: each event's `Output`, and any line that is not an event
+/// (stderr, a wrapper's messages) as it is. Text that holds no event is returned unchanged.
+fn plain(text: &str) -> Cow<'_, str> {
+    let mut plain = String::new();
+    let mut found = false;
+    for line in text.lines() {
+        match event(line) {
+            Some(event) => {
+                found = true;
+                plain.push_str(event.output.as_deref().unwrap_or(""));
+            }
+            None => {
+                plain.push_str(line);
+                plain.push('\n');
+            }
+        }
+    }
+    if found {
+        Cow::Owned(plain)
+    } else {
+        Cow::Borrowed(text)
+    }
+}
+
+fn event(line: &str) -> Option<Event> {
+    let line = line.trim();
+    if !line.starts_with('{') {
+        return None;
+    }
+    serde_json::from_str(line).ok()
+}
+
+/// Per-test outcomes from the `-json` events in `text`; `None` when there is no event with a
+/// package (go did not get as far as running anything: a bad flag, no go.mod).
+pub(crate) fn results(text: &str) -> Option<TestResults> {
+    let mut outcomes = Outcomes::default();
+    let mut started: BTreeSet<String> = BTreeSet::new();
+    let mut failed_packages: Vec<String> = Vec::new();
+    let mut packages_with_failed_tests: BTreeSet<String> = BTreeSet::new();
+    let mut found = false;
+    for event in text.lines().filter_map(event) {
+        let Some(package) = event.package else {
+            continue;
+        };
+        found = true;
+        let outcome = match event.action.as_str() {
+            "pass" => TestOutcome::Passed,
+            "fail" => TestOutcome::Failed,
+            "skip" => TestOutcome::Skipped,
+            "run" => {
+                if let Some(test) = event.test {
+                    started.insert(format!("{package}/{test}"));
+                }
+                continue;
+            }
+            _ => continue,
+        };
+        match event.test {
+            Some(test) => {
+                if outcome == TestOutcome::Failed {
+                    packages_with_failed_tests.insert(package.clone());
+                }
+                outcomes.add(format!("{package}/{test}"), outcome);
+            }
+            // A package's own `skip` is "no test files"; its `pass` says nothing new.
+            None if outcome == TestOutcome::Failed => failed_packages.push(package),
+            None => {}
+        }
+    }
+    if !found {
+        return None;
+    }
+    for id in started {
+        if outcomes.get(&id).is_none() {
+            outcomes.add(id, TestOutcome::Error);
+        }
+    }
+    for package in failed_packages {
+        if !packages_with_failed_tests.contains(&package) {
+            outcomes.add(package, TestOutcome::Error);
+        }
+    }
+    Some(TestResults::new(outcomes, None, 0))
 }
 
 fn escape(name: &str) -> String {
@@ -170,9 +328,16 @@ fn escape(name: &str) -> String {
 mod tests {
     use super::*;
     use pretty_assertions::assert_eq;
+    use std::collections::BTreeMap;
 
     fn words(text: &str) -> Vec<String> {
         text.split(' ').map(String::from).collect()
+    }
+
+    fn outcomes_of(text: &str) -> BTreeMap<String, TestOutcome> {
+        results(text)
+            .map(|results| results.tests)
+            .unwrap_or_default()
     }
 
     #[test]
@@ -187,6 +352,65 @@ mod tests {
             words("go test ./... -run ^(TestA)$/^(with_case)$"),
             words("go test ./... -run ^(TestX\\.y)$"),
         ];
+        assert_eq!(actual, expected);
+    }
+
+    #[test]
+    fn narrows_ids_with_packages() {
+        let actual = [
+            narrow(
+                &words("go test ./..."),
+                &words("example.com/m/calc/TestAdd/small example.com/m/Testing/TestB"),
+            ),
+            narrow(
+                &words("go test ./..."),
+                &words("example.com/m/calc/TestAdd/small"),
+            ),
+            narrow(&words("go test ./..."), &words("example.com/m/calc")),
+        ];
+        let expected = [
+            words("go test ./... -run ^(TestAdd|TestB)$"),
+            words("go test ./... -run ^(TestAdd)$/^(small)$"),
+            words("go test ./... -run ^(example\\.com)$/^(m)$/^(calc)$"),
+        ];
+        assert_eq!(actual, expected);
+    }
+
+    #[test]
+    fn json_events_become_outcomes() {
+        let text = r#"{"Action":"start","Package":"m/a"}
+{"Action":"run","Package":"m/a","Test":"TestA"}
+{"Action":"run","Package":"m/a","Test":"TestA/sub"}
+{"Action":"pass","Package":"m/a","Test":"TestA/sub","Elapsed":0}
+{"Action":"pass","Package":"m/a","Test":"TestA","Elapsed":0}
+{"Action":"run","Package":"m/a","Test":"TestHangs"}
+{"Action":"output","Package":"m/a","Output":"panic: test timed out after 1s\n"}
+{"Action":"fail","Package":"m/a","Elapsed":1}
+{"Action":"skip","Package":"m/empty","Elapsed":0}
+"#;
+        let actual = outcomes_of(text);
+        let expected = BTreeMap::from([
+            ("m/a".to_string(), TestOutcome::Error),
+            ("m/a/TestA".to_string(), TestOutcome::Passed),
+            ("m/a/TestA/sub".to_string(), TestOutcome::Passed),
+            ("m/a/TestHangs".to_string(), TestOutcome::Error),
+        ]);
+        assert_eq!(actual, expected);
+    }
+
+    #[test]
+    fn json_is_read_as_the_text_go_would_print() {
+        let text = r#"{"Action":"output","Package":"m/a","Test":"TestA","Output":"--- PASS: TestA (0.00s)\n"}
+{"Action":"output","Package":"m/a","Output":"ok  \tm/a\t0.01s\n"}
+"#;
+        let actual = (plain(text).into_owned(), counts(text));
+        let expected = (
+            "--- PASS: TestA (0.00s)\nok  \tm/a\t0.01s\n".to_string(),
+            Some(TestCounts {
+                passed: 1,
+                ..TestCounts::default()
+            }),
+        );
         assert_eq!(actual, expected);
     }
 }

@@ -1,15 +1,38 @@
-//! pytest: the final summary line, the failure sections, narrowing by node id.
+//! pytest: the final summary line, the failure sections, narrowing by node id, and per-test
+//! outcomes from the JUnit XML report.
 //!
 //! The summary is pytest's last line, framed (`==== 1 failed, 2 passed in 0.12s ====`) or bare
 //! with `-q` (`1 failed, 2 passed in 0.12s`), or `no tests ran in 0.01s`. It is read from the end,
 //! so a test that prints something summary-like does not fool the parser.
+//!
+//! Per test, the JUnit report (xunit1, which records each test's file) is the source. Its
+//! `classname` + `name` are pytest's node id with the path dotted (`tests.test_x.TestC` +
+//! `test_y[1]`); the node id is rebuilt from the `file` attribute, or, for a test whose function
+//! lives in another file (an inherited test), found among the node ids of the short summary. The
+//! report writes an xpass as a plain pass, so the summary's `XPASS` lines mark those, and the
+//! deselected count comes from the final summary line, since the report leaves them out.
+
+use std::path::Path;
 
 use plumb_protocol::TestCounts;
 
+use crate::TestOutcome;
+use crate::junit::{self, Case};
 use crate::output;
+use crate::results::{Outcomes, TestResults};
 
 /// The sections of pytest's report that explain failures, in the order pytest prints them.
-const FAILURE_SECTIONS: &[&str] = &["ERRORS", "FAILURES", "short test summary info"];
+const FAILURE_SECTIONS: &[&str] = &["ERRORS", "FAILURES", SHORT_SUMMARY];
+
+/// The title of the section with one line per test (`FAILED tests/test_x.py::test_y - …`).
+const SHORT_SUMMARY: &str = "short test summary info";
+
+/// The `-r` characters [`with_report`] asks for: failed, errors, skipped, xfailed, xpassed and
+/// passed, so that the short summary names every test that has a node id there.
+const REPORT_CHARS: &str = "-rfEsxXp";
+
+/// The words that start a line of the short summary.
+const SUMMARY_WORDS: &[&str] = &["PASSED", "FAILED", "ERROR", "SKIPPED", "XFAIL", "XPASS"];
 
 pub(crate) fn counts(text: &str) -> Option<TestCounts> {
     text.lines().rev().find_map(summary_line)
@@ -57,6 +80,7 @@ fn is_duration(text: &str) -> bool {
 pub(crate) fn excerpt(stdout: &str, stderr: &str) -> String {
     let mut kept: Vec<&str> = Vec::new();
     let mut keeping = false;
+    let mut in_short_summary = false;
     for line in stdout.lines() {
         if let Some(title) = section_title(line) {
             if summary_line(line).is_some() {
@@ -65,8 +89,10 @@ pub(crate) fn excerpt(stdout: &str, stderr: &str) -> String {
                 continue;
             }
             keeping = FAILURE_SECTIONS.contains(&title);
+            in_short_summary = title == SHORT_SUMMARY;
         }
-        if keeping {
+        // With `-rp` (see `with_report`) the short summary lists every passed test too.
+        if keeping && !(in_short_summary && line.starts_with("PASSED ")) {
             kept.push(line);
         }
     }
@@ -111,6 +137,156 @@ fn is_progress(line: &str) -> bool {
 /// pytest takes node ids and paths as arguments.
 pub(crate) fn narrow(argv: &[String], tests: &[String]) -> Vec<String> {
     argv.iter().chain(tests).cloned().collect()
+}
+
+/// `argv` writing the JUnit report to `report_path`. The options go last, where pytest takes
+/// them as well as anywhere, and where they win over the same options in `addopts`.
+pub(crate) fn with_report(argv: &[String], report_path: &Path) -> Vec<String> {
+    let mut argv = argv.to_vec();
+    argv.push(format!("--junitxml={}", report_path.display()));
+    argv.extend(["-o", "junit_family=xunit1", REPORT_CHARS].map(String::from));
+    argv
+}
+
+/// Per-test outcomes from the JUnit report `xml` and the run's output `text` (colour removed).
+pub(crate) fn results(xml: &str, text: &str) -> Option<TestResults> {
+    let report = junit::parse(xml)?;
+    let summary = short_summary(text);
+    let mut outcomes = Outcomes::default();
+    for case in &report.cases {
+        let id = node_id(case, &summary);
+        let xpassed = case.outcome == TestOutcome::Passed
+            && summary
+                .iter()
+                .any(|(word, rest)| *word == "XPASS" && names(rest, &id));
+        let outcome = if xpassed {
+            TestOutcome::XPassed
+        } else {
+            case.outcome
+        };
+        outcomes.add(id, outcome);
+    }
+    let deselected = counts(text).map_or(0, |counts| counts.deselected);
+    Some(TestResults::new(outcomes, collected(text), deselected))
+}
+
+/// `collected 7 items / 1 deselected / 6 selected` → 7 (pytest prints it unless `-q`).
+fn collected(text: &str) -> Option<u32> {
+    text.lines().find_map(|line| {
+        line.strip_prefix("collected ")?
+            .split_whitespace()
+            .next()?
+            .parse()
+            .ok()
+    })
+}
+
+/// The lines of the last short test summary as (word, rest): `("FAILED", "tests/test_x.py::test_y
+/// - assert 0")`, `("SKIPPED", "[1] tests/test_x.py:3: reason")`.
+fn short_summary(text: &str) -> Vec<(&str, &str)> {
+    let lines: Vec<&str> = text.lines().collect();
+    let Some(start) = lines
+        .iter()
+        .rposition(|line| section_title(line) == Some(SHORT_SUMMARY))
+    else {
+        return Vec::new();
+    };
+    lines
+        .iter()
+        .skip(start + 1)
+        .take_while(|line| section_title(line).is_none() && summary_line(line).is_none())
+        .filter_map(|line| {
+            let (word, rest) = line.split_once(' ')?;
+            SUMMARY_WORDS.contains(&word).then_some((word, rest))
+        })
+        .collect()
+}
+
+/// Whether a short-summary line's `rest` is about the test `id`: the id, then the end of the line
+/// or a space before the message.
+fn names(rest: &str, id: &str) -> bool {
+    rest.strip_prefix(id)
+        .is_some_and(|after| after.is_empty() || after.starts_with(' '))
+}
+
+/// The pytest node id of a JUnit test case.
+fn node_id(case: &Case, summary: &[(&str, &str)]) -> String {
+    if let Some(id) = case
+        .file
+        .as_deref()
+        .and_then(|file| id_in_file(file, &case.classname, &case.name))
+    {
+        return id;
+    }
+    let wanted = (case.classname.as_str(), case.name.as_str());
+    for (_, rest) in summary {
+        let ends = rest
+            .match_indices(' ')
+            .map(|(at, _)| at)
+            .chain([rest.len()]);
+        for end in ends {
+            if let Some(candidate) = rest.get(..end) {
+                let (classname, name) = junit_names(candidate);
+                if (classname.as_str(), name.as_str()) == wanted {
+                    return candidate.to_string();
+                }
+            }
+        }
+    }
+    // Not a node id pytest will take back, but one that names the test and stays the same from
+    // run to run.
+    if case.classname.is_empty() {
+        case.name.clone()
+    } else {
+        format!("{}::{}", case.classname, case.name)
+    }
+}
+
+/// The node id of a test of `classname` + `name` defined in `file` (xunit1's `file`), when the
+/// class name starts with the file's module: `tests/test_x.py` + `tests.test_x.TestC` +
+/// `test_y` → `tests/test_x.py::TestC::test_y`. A collection error is reported as the module
+/// itself (`classname=""`, `name="tests.test_x"`), whose node id is the file.
+fn id_in_file(file: &str, classname: &str, name: &str) -> Option<String> {
+    let module = dotted(file);
+    if classname.is_empty() {
+        return (name == module).then(|| file.to_string());
+    }
+    let classes = if classname == module {
+        ""
+    } else {
+        classname.strip_prefix(module.as_str())?.strip_prefix('.')?
+    };
+    let mut id = file.to_string();
+    for class in classes.split('.').filter(|class| !class.is_empty()) {
+        id.push_str("::");
+        id.push_str(class);
+    }
+    id.push_str("::");
+    id.push_str(name);
+    Some(id)
+}
+
+/// pytest's `mangle_test_address`: the JUnit (classname, name) of a node id.
+fn junit_names(node_id: &str) -> (String, String) {
+    let (path, params) = match node_id.split_once('[') {
+        Some((path, params)) => (path, format!("[{params}")),
+        None => (node_id, String::new()),
+    };
+    let mut names: Vec<String> = path.split("::").map(String::from).collect();
+    if let Some(first) = names.first_mut() {
+        *first = dotted(first);
+    }
+    let name = names.pop().unwrap_or_default() + &params;
+    (names.join("."), name)
+}
+
+/// `tests/test_x.py` → `tests.test_x`, as pytest names a module in its JUnit report.
+fn dotted(path: &str) -> String {
+    let dotted = path.replace('/', ".");
+    match dotted.strip_suffix(".py") {
+        Some(module) => module.to_string(),
+        None => dotted,
+    }
 }
 
 #[cfg(test)]
@@ -171,5 +347,63 @@ mod tests {
             is_progress("see [docs] 100%]"),
         ];
         assert_eq!(actual, [true, true, false, false]);
+    }
+
+    #[test]
+    fn node_ids_from_junit_names() {
+        let summary = [
+            ("PASSED", "tests/test_sub.py::TestSub::test_base"),
+            ("FAILED", "tests/test_p.py::test_p[a - b] - assert 0"),
+        ];
+        let case = |classname: &str, name: &str, file: Option<&str>| Case {
+            classname: classname.to_string(),
+            name: name.to_string(),
+            file: file.map(String::from),
+            outcome: TestOutcome::Passed,
+        };
+        let cases = [
+            case("tests.test_x", "test_y[1]", Some("tests/test_x.py")),
+            case(
+                "tests.test_x.TestC.Inner",
+                "test_z",
+                Some("tests/test_x.py"),
+            ),
+            case("", "tests.test_bad", Some("tests/test_bad.py")),
+            // Inherited from tests/base.py: found in the short summary.
+            case("tests.test_sub.TestSub", "test_base", Some("tests/base.py")),
+            case("tests.test_p", "test_p[a - b]", None),
+            case(
+                "tests.test_gone.TestG",
+                "test_skipped",
+                Some("tests/base.py"),
+            ),
+        ];
+        let actual: Vec<String> = cases.iter().map(|case| node_id(case, &summary)).collect();
+        let expected = [
+            "tests/test_x.py::test_y[1]",
+            "tests/test_x.py::TestC::Inner::test_z",
+            "tests/test_bad.py",
+            "tests/test_sub.py::TestSub::test_base",
+            "tests/test_p.py::test_p[a - b]",
+            "tests.test_gone.TestG::test_skipped",
+        ]
+        .map(String::from);
+        assert_eq!(actual, expected);
+    }
+
+    #[test]
+    fn junit_names_mangle_like_pytest() {
+        let actual = [
+            junit_names("tests/test_x.py::TestC::test_y[a::b.c]"),
+            junit_names("tests/test_bad.py"),
+        ];
+        let expected = [
+            (
+                "tests.test_x.TestC".to_string(),
+                "test_y[a::b.c]".to_string(),
+            ),
+            (String::new(), "tests.test_bad".to_string()),
+        ];
+        assert_eq!(actual, expected);
     }
 }

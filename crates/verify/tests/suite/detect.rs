@@ -49,8 +49,43 @@ fn detects_each_runner() {
         ("Cargo.toml", &[("Cargo.toml", "[package]\nname = \"x\"\n")]),
         ("go.mod", &[("go.mod", "module example.com/x\n")]),
         (
-            "package.json",
+            "package.json running jest",
             &[("package.json", r#"{"scripts": {"test": "jest"}}"#)],
+        ),
+        (
+            "package.json running vitest",
+            &[(
+                "package.json",
+                r#"{"scripts": {"test": "cross-env NODE_ENV=test vitest run"}}"#,
+            )],
+        ),
+        (
+            "package.json running more than jest",
+            &[(
+                "package.json",
+                r#"{"scripts": {"test": "eslint . && jest"}}"#,
+            )],
+        ),
+        (
+            "package.json running mocha",
+            &[("package.json", r#"{"scripts": {"test": "mocha"}}"#)],
+        ),
+        ("pom.xml", &[("pom.xml", "<project/>")]),
+        (
+            "pom.xml with mvnw",
+            &[("pom.xml", "<project/>"), ("mvnw", "#!/bin/sh\n")],
+        ),
+        ("build.gradle", &[("build.gradle", "")]),
+        (
+            "settings.gradle.kts with gradlew",
+            &[("settings.gradle.kts", ""), ("gradlew", "#!/bin/sh\n")],
+        ),
+        (
+            "java with a web front end: maven wins",
+            &[
+                ("pom.xml", "<project/>"),
+                ("package.json", r#"{"scripts": {"test": "jest"}}"#),
+            ],
         ),
         (
             "npm init placeholder",
@@ -78,6 +113,12 @@ fn detects_each_runner() {
             &[("Cargo.toml", "[package]\n"), ("pytest.ini", "[pytest]\n")],
         ),
     ];
+    let maven = |program: &str| {
+        Some((
+            Runner::Maven,
+            format!("{program} -B --no-transfer-progress test"),
+        ))
+    };
     let actual: Vec<(&str, Option<(Runner, String)>)> = cases
         .iter()
         .map(|(name, files)| (*name, detect_in(files)))
@@ -100,9 +141,32 @@ fn detects_each_runner() {
         ),
         ("go.mod", Some((Runner::Go, "go test ./...".to_string()))),
         (
-            "package.json",
+            "package.json running jest",
+            Some((Runner::Jest, "npm test --silent".to_string())),
+        ),
+        (
+            "package.json running vitest",
+            Some((Runner::Vitest, "npm test --silent".to_string())),
+        ),
+        (
+            "package.json running more than jest",
             Some((Runner::Npm, "npm test --silent".to_string())),
         ),
+        (
+            "package.json running mocha",
+            Some((Runner::Npm, "npm test --silent".to_string())),
+        ),
+        ("pom.xml", maven("mvn")),
+        ("pom.xml with mvnw", maven("./mvnw")),
+        (
+            "build.gradle",
+            Some((Runner::Gradle, "gradle test --console plain".to_string())),
+        ),
+        (
+            "settings.gradle.kts with gradlew",
+            Some((Runner::Gradle, "./gradlew test --console plain".to_string())),
+        ),
+        ("java with a web front end: maven wins", maven("mvn")),
         ("npm init placeholder", None),
         ("package.json without test", None),
         ("broken package.json", None),

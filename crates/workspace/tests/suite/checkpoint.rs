@@ -293,6 +293,10 @@ fn materialize_writes_a_commit_tree_elsewhere_and_leaves_the_copy_alone() {
 
     ws.materialize(ws.baseline(), &dest).unwrap();
 
-    let actual = (listing(&dest), listing(ws.root()), ws.changed_files().unwrap().len());
+    let actual = (
+        listing(&dest),
+        listing(ws.root()),
+        ws.changed_files().unwrap().len(),
+    );
     assert_eq!(actual, (baseline_listing, edited_listing, 2));
 }

@@ -1,0 +1,131 @@
+//! The lint delta: diagnostics on changed files that are new compared with the baseline (`ruff
+//! --select F` for Python, e.g. F821 undefined names; `cargo check`; `go vet`), where the tool is
+//! present. Both sides run in the sandbox: the baseline in a materialized copy, the change in the
+//! workspace; diagnostics are compared without line numbers, since lines shift.
+
+use std::path::Path;
+
+use plumb_protocol::{CheckReport, CheckStatus, CheckStep};
+use plumb_sandbox::{CommandSpec, Network};
+use plumb_verify::lint::{self, Diagnostic, Linter};
+use plumb_verify::tamper::{ChangeStatus, FileChange};
+
+use crate::done::report;
+use crate::run::{Ending, Run};
+
+impl Run {
+    pub(crate) async fn check_lint(
+        &mut self,
+        changes: &[FileChange],
+    ) -> Result<CheckReport, Ending> {
+        let step = CheckStep::Lint;
+        let changed: Vec<String> = changes
+            .iter()
+            .filter(|c| !matches!(c.status, ChangeStatus::Deleted))
+            .map(|c| c.path.clone())
+            .collect();
+        let root = self.workspace.root().to_path_buf();
+        let linters = lint::linters_for(&changed, &root);
+        if linters.is_empty() {
+            return Ok(report(
+                step,
+                CheckStatus::NotRun,
+                "no linter for these files on this machine (ruff for Python, cargo check for Rust, go vet for Go)",
+            ));
+        }
+        let base = self
+            .spec
+            .run_dir
+            .join("checks")
+            .join(format!("lint-baseline-{}", self.done_count));
+        self.workspace
+            .materialize(self.workspace.baseline(), &base)
+            .map_err(Ending::infra)?;
+        let mut new = Vec::new();
+        let mut ran = Vec::new();
+        for linter in linters {
+            let files: Vec<String> = changed
+                .iter()
+                .filter(|path| linter_takes(linter, path))
+                .cloned()
+                .collect();
+            let before_files: Vec<String> = files
+                .iter()
+                .filter(|path| base.join(path).is_file())
+                .cloned()
+                .collect();
+            // Ruff lints the files it is given: with none at baseline there is nothing to compare.
+            // The others lint the whole package, so the baseline always runs.
+            let before = if matches!(linter, Linter::Ruff(_)) && before_files.is_empty() {
+                Ok(Vec::new())
+            } else {
+                self.lint(linter, &base, &before_files).await?
+            };
+            let after = self.lint(linter, &root, &files).await?;
+            match (before, after) {
+                (Ok(before), Ok(after)) => {
+                    ran.push(linter.as_str());
+                    new.extend(lint::new_diagnostics(&before, &after));
+                }
+                (Err(why), _) | (_, Err(why)) => {
+                    let _ = std::fs::remove_dir_all(&base);
+                    return Ok(report(step, CheckStatus::NotRun, why));
+                }
+            }
+        }
+        let _ = std::fs::remove_dir_all(&base);
+        if new.is_empty() {
+            Ok(report(
+                step,
+                CheckStatus::Passed,
+                format!("no new diagnostics ({})", ran.join(", ")),
+            ))
+        } else {
+            let listed: Vec<String> = new
+                .iter()
+                .map(|d| format!("{}:{}: {} {}", d.path, d.line, d.code, d.message))
+                .collect();
+            Ok(report(
+                step,
+                CheckStatus::Failed,
+                format!("new diagnostics in changed files: {}", listed.join("; ")),
+            ))
+        }
+    }
+
+    /// One linter run in the sandbox. The outer error ends the run; the inner one says why the
+    /// linter could not give an answer (the step is then not run, saying so).
+    async fn lint(
+        &mut self,
+        linter: Linter,
+        workdir: &Path,
+        files: &[String],
+    ) -> Result<Result<Vec<Diagnostic>, String>, Ending> {
+        let spec = CommandSpec {
+            argv: lint::lint_command(linter, files),
+            workdir: workdir.to_path_buf(),
+            env: Vec::new(),
+            limits: plumb_tools::sandbox_limits(&self.spec.config),
+            network: Network::Off,
+        };
+        let output = match self.spec.sandbox.run(&spec, &self.spec.cancel).await {
+            Ok(output) => output,
+            Err(err) if err.is_infra() => return Err(Ending::infra(err)),
+            Err(err) => return Ok(Err(format!("{} could not run: {err}", linter.as_str()))),
+        };
+        self.timings.commands_ms += output.duration.as_millis() as u64;
+        Ok(
+            lint::parse_diagnostics(linter, workdir, &output.stdout, &output.stderr).map_err(
+                |why| format!("{} gave no answer plumb could read: {why}", linter.as_str()),
+            ),
+        )
+    }
+}
+
+fn linter_takes(linter: Linter, path: &str) -> bool {
+    match linter {
+        Linter::Ruff(_) => path.ends_with(".py") || path.ends_with(".pyi"),
+        Linter::CargoCheck => path.ends_with(".rs"),
+        Linter::GoVet => path.ends_with(".go"),
+    }
+}

@@ -1,0 +1,280 @@
+//! Per-test outcomes: how to run a test command so that each test's outcome can be read
+//! ([`with_report`]), and reading them after the run ([`read_results`]).
+//!
+//! Where a runner writes a report file (pytest's JUnit XML, jest's and vitest's JSON, Surefire's
+//! and Gradle's XML) the report is the source, and only a report written during this run counts:
+//! a missing or older file means the suite never ran, never that it passed. Where a runner has no
+//! report on stable toolchains (`cargo test`, nextest) or prints its events (`go test -json`), the
+//! output is parsed. Test ids are in the runner's own form, so they can be handed back to
+//! [`crate::narrow`].
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::Path;
+use std::time::SystemTime;
+
+use plumb_protocol::TestCounts;
+use serde::{Deserialize, Serialize};
+
+use crate::command::guess;
+use crate::runners::{cargo, go, jest, jvm, nextest, pytest};
+use crate::{Runner, TestCommand, output};
+
+/// What became of one test.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TestOutcome {
+    Passed,
+    Failed,
+    /// The test could not run to its verdict: a broken fixture or setup, a file that failed to
+    /// load, a package that did not build, a test that started and never finished.
+    Error,
+    Skipped,
+    /// Expected to fail, and failed (pytest's `xfail`).
+    #[serde(rename = "xfailed")]
+    XFailed,
+    /// Expected to fail, but passed.
+    #[serde(rename = "xpassed")]
+    XPassed,
+}
+
+impl TestOutcome {
+    /// The outcome to keep when one id is reported twice (a pytest test that failed and then
+    /// errored in teardown, two cargo test binaries with a test of the same name): the worse one,
+    /// so that a duplicate never hides a failure, nor a skip a pass.
+    pub(crate) fn worse(self, other: TestOutcome) -> TestOutcome {
+        if other.badness() > self.badness() {
+            other
+        } else {
+            self
+        }
+    }
+
+    fn badness(self) -> u8 {
+        match self {
+            TestOutcome::Passed => 0,
+            TestOutcome::XFailed => 1,
+            TestOutcome::Skipped => 2,
+            TestOutcome::XPassed => 3,
+            TestOutcome::Failed => 4,
+            TestOutcome::Error => 5,
+        }
+    }
+}
+
+/// The outcome of every test one run reported on.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TestResults {
+    /// Test id in the runner's own form → outcome. pytest: `tests/test_x.py::TestC::test_y[1]`;
+    /// cargo and nextest: `module::name`; go: `import/path/TestName/subtest`; jest and vitest:
+    /// `path/x.test.js › describe › name`; Maven and Gradle: `pkg.Class#method`. A file or
+    /// package that failed before any of its tests ran is an `Error` under its own path.
+    pub tests: BTreeMap<String, TestOutcome>,
+    /// What the runner said it collected, deselected tests included, when it says so: pytest's
+    /// `collected N items` (not printed with `-q`), libtest's `running N tests` plus `filtered
+    /// out`, nextest's `Starting N tests … (M skipped)`, jest's and vitest's `numTotalTests`, the
+    /// JUnit `tests` attributes for Maven and Gradle. `None` for go.
+    pub collected: Option<u32>,
+    /// Derived from `tests`, plus the deselected count where the runner prints it (pytest,
+    /// libtest).
+    pub counts: TestCounts,
+}
+
+impl TestResults {
+    pub(crate) fn new(tests: Outcomes, collected: Option<u32>, deselected: u32) -> TestResults {
+        let tests = tests.0;
+        let mut counts = TestCounts {
+            deselected,
+            ..TestCounts::default()
+        };
+        for outcome in tests.values() {
+            let count = match outcome {
+                TestOutcome::Passed => &mut counts.passed,
+                TestOutcome::Failed => &mut counts.failed,
+                TestOutcome::Error => &mut counts.errors,
+                TestOutcome::Skipped => &mut counts.skipped,
+                TestOutcome::XFailed => &mut counts.xfailed,
+                TestOutcome::XPassed => &mut counts.xpassed,
+            };
+            *count += 1;
+        }
+        TestResults {
+            tests,
+            collected,
+            counts,
+        }
+    }
+}
+
+/// Outcomes as a parser finds them; an id reported twice keeps the worse outcome.
+#[derive(Debug, Default)]
+pub(crate) struct Outcomes(BTreeMap<String, TestOutcome>);
+
+impl Outcomes {
+    pub(crate) fn add(&mut self, id: String, outcome: TestOutcome) {
+        self.0
+            .entry(id)
+            .and_modify(|kept| *kept = kept.worse(outcome))
+            .or_insert(outcome);
+    }
+
+    pub(crate) fn get(&self, id: &str) -> Option<TestOutcome> {
+        self.0.get(id).copied()
+    }
+}
+
+impl Runner {
+    /// Whether [`read_results`] can give this runner's per-test outcomes. `Npm` (mocha,
+    /// `node --test`, a script plumb cannot see into) and `Other` cannot: there the caller has
+    /// only [`crate::parse_counts`].
+    pub fn reports_per_test(self) -> bool {
+        match self {
+            Runner::Pytest
+            | Runner::Cargo
+            | Runner::Nextest
+            | Runner::Go
+            | Runner::Jest
+            | Runner::Vitest
+            | Runner::Maven
+            | Runner::Gradle => true,
+            Runner::Npm | Runner::Other => false,
+        }
+    }
+}
+
+/// The argv that runs `cmd` so that its per-test outcomes can be read afterwards:
+/// pytest `--junitxml=<report_path> -o junit_family=xunit1 -rfEsxXp` (xunit1 for the file of
+/// each test, the short summary for xpasses); `cargo test --no-fail-fast`; nextest
+/// `--no-fail-fast --status-level skip`; `go test -json`; jest `--json --outputFile=<report_path>`;
+/// vitest `--reporter=default --reporter=json --outputFile.json=<report_path>`; Maven
+/// `--fail-at-end` and Gradle `--continue`, whose reports go to their own folders. `Npm` and
+/// `Other` are returned unchanged.
+///
+/// `report_path` is an absolute path in a folder directly under the project root, such as
+/// `<root>/.plumb-report/report`, which the caller creates, empties before each run (the
+/// freshness check in [`read_results`] is the second guard, not the first) and keeps out of the
+/// diff; Maven's and Gradle's reports and jest's file paths are found relative to that root.
+/// cargo, nextest and go do not use it. Works the same on a command already narrowed (see
+/// [`TestCommand::narrowed`]).
+pub fn with_report(cmd: &TestCommand, report_path: &Path) -> Vec<String> {
+    let argv = &cmd.argv;
+    let program = guess(argv).program;
+    match cmd.runner {
+        Runner::Pytest => pytest::with_report(argv, report_path),
+        Runner::Cargo => cargo::with_report(argv, program),
+        Runner::Nextest => nextest::with_report(argv, program),
+        Runner::Go => go::with_report(argv, program),
+        Runner::Jest => jest::with_report(argv, program, jest::Flavor::Jest, report_path),
+        Runner::Vitest => jest::with_report(argv, program, jest::Flavor::Vitest, report_path),
+        Runner::Maven => jvm::with_report(argv, program, jvm::Build::Maven),
+        Runner::Gradle => jvm::with_report(argv, program, jvm::Build::Gradle),
+        Runner::Npm | Runner::Other => argv.clone(),
+    }
+}
+
+/// The per-test outcomes of a run of [`with_report`]'s argv that started at `started`. `None`
+/// means the suite never ran: the report file is missing or was last modified before `started`
+/// (a crash, an `os._exit` in a conftest, a build that failed), the output has no test results,
+/// or the runner is one plumb cannot read per test ([`Runner::reports_per_test`]). A run that
+/// never ran must never look like a pass, so nothing here falls back from a missing report to the
+/// output. `Some` with no tests is a run that found nothing to run, which the caller judges the
+/// same way. `report_path` must be the one given to [`with_report`]; `cmd` the command given to it
+/// (narrowed or not).
+pub fn read_results(
+    cmd: &TestCommand,
+    report_path: &Path,
+    started: SystemTime,
+    stdout: &str,
+    stderr: &str,
+) -> Option<TestResults> {
+    let text = output::joined(stdout, stderr);
+    let root = report_path
+        .parent()
+        .and_then(Path::parent)
+        .unwrap_or(Path::new(""));
+    match cmd.runner {
+        Runner::Pytest => pytest::results(&fresh_report(report_path, started)?, &text),
+        Runner::Cargo => cargo::results(&text),
+        Runner::Nextest => nextest::results(&text),
+        Runner::Go => go::results(&text),
+        Runner::Jest | Runner::Vitest => jest::results(&fresh_report(report_path, started)?, root),
+        Runner::Maven => jvm::results(jvm::Build::Maven, root, started),
+        Runner::Gradle => jvm::results(jvm::Build::Gradle, root, started),
+        Runner::Npm | Runner::Other => None,
+    }
+}
+
+/// The text of the file at `path` if it was written at or after `started`.
+pub(crate) fn fresh_report(path: &Path, started: SystemTime) -> Option<String> {
+    if !is_fresh(path, started) {
+        return None;
+    }
+    fs::read_to_string(path).ok()
+}
+
+pub(crate) fn is_fresh(path: &Path, started: SystemTime) -> bool {
+    fs::metadata(path)
+        .and_then(|metadata| metadata.modified())
+        .is_ok_and(|modified| modified >= started)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    #[test]
+    fn the_worse_outcome_wins() {
+        let mut outcomes = Outcomes::default();
+        outcomes.add("a".to_string(), TestOutcome::Failed);
+        outcomes.add("a".to_string(), TestOutcome::Passed);
+        outcomes.add("b".to_string(), TestOutcome::Passed);
+        outcomes.add("b".to_string(), TestOutcome::Skipped);
+        outcomes.add("c".to_string(), TestOutcome::Failed);
+        outcomes.add("c".to_string(), TestOutcome::Error);
+        let actual = TestResults::new(outcomes, Some(4), 1);
+        let expected = TestResults {
+            tests: BTreeMap::from([
+                ("a".to_string(), TestOutcome::Failed),
+                ("b".to_string(), TestOutcome::Skipped),
+                ("c".to_string(), TestOutcome::Error),
+            ]),
+            collected: Some(4),
+            counts: TestCounts {
+                failed: 1,
+                skipped: 1,
+                errors: 1,
+                deselected: 1,
+                ..TestCounts::default()
+            },
+        };
+        assert_eq!(actual, expected);
+    }
+
+    #[test]
+    fn outcomes_serialise_in_pytest_words() {
+        let actual = serde_json::to_string(&[
+            TestOutcome::Passed,
+            TestOutcome::Error,
+            TestOutcome::XFailed,
+            TestOutcome::XPassed,
+        ])
+        .unwrap();
+        assert_eq!(actual, r#"["passed","error","xfailed","xpassed"]"#);
+    }
+
+    #[test]
+    fn a_report_older_than_the_run_is_not_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("report.xml");
+        fs::write(&path, "<testsuite/>").unwrap();
+        let before = SystemTime::UNIX_EPOCH;
+        let after = SystemTime::now() + std::time::Duration::from_secs(60);
+        let actual = [
+            fresh_report(&path, before),
+            fresh_report(&path, after),
+            fresh_report(&dir.path().join("missing.xml"), before),
+        ];
+        assert_eq!(actual, [Some("<testsuite/>".to_string()), None, None]);
+    }
+}
