@@ -340,3 +340,29 @@ fn a_fix_in_a_module_nobody_imports_is_caught_by_pass() {
     assert_eq!((code, caught_by(&report)), (Some(1), Some(CheckStep::Pass)));
     assert_eq!(status(&report, CheckStep::Reproduce), CheckStatus::Passed);
 }
+
+#[test]
+fn a_test_that_flips_at_baseline_is_reported_flaky_and_not_counted() {
+    let fixture = Fixture::billing();
+    let flaky = "import os\n\nMARK = os.path.join(os.path.dirname(__file__), \"__pycache__\", \"flaky-mark\")\n\n\ndef test_sometimes():\n    if os.path.exists(MARK):\n        return\n    os.makedirs(os.path.dirname(MARK), exist_ok=True)\n    open(MARK, \"w\").close()\n    assert False, \"fails the first time only\"\n";
+    std::fs::write(fixture.repo_path().join("tests/test_flaky.py"), flaky).unwrap();
+    let script = billing_example().join("bill-412.script.jsonl");
+
+    let output = fixture.fix_with_script(&script, &[]);
+
+    let report = report(&output);
+    assert_eq!(
+        (output.status.code(), report.outcome, report.flags.clone()),
+        (
+            Some(0),
+            Outcome::Success,
+            vec!["tests/test_flaky.py::test_sometimes: flaky at baseline (failed, then passed); not counted".to_string()]
+        ),
+        "{}",
+        stderr(&output)
+    );
+    assert!(
+        evidence(&report, CheckStep::FullSuite)
+            .contains("flaky, not counted: tests/test_flaky.py::test_sometimes")
+    );
+}
