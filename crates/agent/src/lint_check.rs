@@ -3,7 +3,7 @@
 //! present. Both sides run in the sandbox: the baseline in a materialized copy, the change in the
 //! workspace; diagnostics are compared without line numbers, since lines shift.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use plumb_protocol::{CheckReport, CheckStatus, CheckStep};
 use plumb_sandbox::{CommandSpec, Network};
@@ -33,14 +33,7 @@ impl Run {
                 "no linter for these files on this machine (ruff for Python, cargo check for Rust, go vet for Go)",
             ));
         }
-        let base = self
-            .spec
-            .run_dir
-            .join("checks")
-            .join(format!("lint-baseline-{}", self.done_count));
-        self.workspace
-            .materialize(self.workspace.baseline(), &base)
-            .map_err(Ending::infra)?;
+        let base = self.baseline_view()?;
         let mut new = Vec::new();
         let mut ran = Vec::new();
         for linter in linters {
@@ -68,12 +61,10 @@ impl Run {
                     new.extend(lint::new_diagnostics(&before, &after));
                 }
                 (Err(why), _) | (_, Err(why)) => {
-                    let _ = std::fs::remove_dir_all(&base);
                     return Ok(report(step, CheckStatus::NotRun, why));
                 }
             }
         }
-        let _ = std::fs::remove_dir_all(&base);
         if new.is_empty() {
             Ok(report(
                 step,
@@ -91,6 +82,21 @@ impl Run {
                 format!("new diagnostics in changed files: {}", listed.join("; ")),
             ))
         }
+    }
+
+    /// The baseline tree, written once per run into the run folder and kept: the baseline never
+    /// changes after the setup phase, and writing a large tree at every `done` would cost more
+    /// than the lint itself.
+    fn baseline_view(&mut self) -> Result<PathBuf, Ending> {
+        let dir = self.spec.run_dir.join("checks").join("baseline");
+        if !self.baseline_view_ready {
+            let _ = std::fs::remove_dir_all(&dir);
+            self.workspace
+                .materialize(self.workspace.baseline(), &dir)
+                .map_err(Ending::infra)?;
+            self.baseline_view_ready = true;
+        }
+        Ok(dir)
     }
 
     /// One linter run in the sandbox. The outer error ends the run; the inner one says why the

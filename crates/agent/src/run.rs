@@ -78,6 +78,8 @@ pub struct Run {
     pub(crate) reproduce_failing: Vec<String>,
     /// How many times the model said `done` (names the folders the checks use).
     pub(crate) done_count: u32,
+    /// Whether `checks/baseline` in the run folder holds the baseline tree (written once, for lint).
+    pub(crate) baseline_view_ready: bool,
 }
 
 impl Run {
@@ -143,6 +145,7 @@ impl Run {
             target_tests: Vec::new(),
             reproduce_failing: Vec::new(),
             done_count: 0,
+            baseline_view_ready: false,
             spec,
             workspace,
             journal,
