@@ -1,6 +1,7 @@
 //! The `Run` state machine: `prepare`, then `round` until an ending, then `finish`.
 
 use std::collections::BTreeSet;
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use plumb_context::prompt::{self, FirstMessage, Turn};
@@ -188,13 +189,18 @@ impl Run {
         }
     }
 
-    /// Runs the whole suite in the sandbox and counts its time as command time.
-    pub(crate) async fn run_full_suite(&mut self) -> Result<TestRun, ToolError> {
+    /// Runs the test command (narrowed to `tests` when given) in `workdir` in the sandbox, and
+    /// counts its time as command time. The baseline and every ladder step come through here.
+    pub(crate) async fn run_counted(
+        &mut self,
+        workdir: &Path,
+        tests: &[String],
+    ) -> Result<TestRun, ToolError> {
         let run = run_test_command(
             self.spec.sandbox.as_ref(),
-            self.workspace.root(),
+            workdir,
             &self.test_command,
-            &[],
+            tests,
             sandbox_limits(&self.spec.config),
             &self.spec.cancel,
         )
@@ -204,10 +210,14 @@ impl Run {
     }
 
     async fn run_baseline_tests(&mut self) -> Result<(), RunError> {
-        let run = self.run_full_suite().await.map_err(|err| match err {
-            ToolError::Infra(text) => RunError::Infra(text),
-            ToolError::RespondToModel(text) => RunError::BadInput(text),
-        })?;
+        let root = self.workspace.root().to_path_buf();
+        let run = self
+            .run_counted(&root, &[])
+            .await
+            .map_err(|err| match err {
+                ToolError::Infra(text) => RunError::Infra(text),
+                ToolError::RespondToModel(text) => RunError::BadInput(text),
+            })?;
         self.emit(Event::BaselineTests {
             counts: run.counts.unwrap_or_default(),
             exit_code: run.exit_code,

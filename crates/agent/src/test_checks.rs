@@ -202,20 +202,18 @@ impl Run {
         workdir: &Path,
         tests: &[String],
     ) -> Result<TestRun, Ending> {
-        let run = plumb_tools::run_test_command(
-            self.spec.sandbox.as_ref(),
-            workdir,
-            &self.test_command,
-            tests,
-            plumb_tools::sandbox_limits(&self.spec.config),
-            &self.spec.cancel,
-        )
-        .await
-        .map_err(|err| match err {
-            ToolError::Infra(text) => Ending::new(Outcome::InfraError, text),
-            ToolError::RespondToModel(text) => Ending::new(Outcome::InfraError, text),
-        })?;
-        self.timings.commands_ms += run.duration.as_millis() as u64;
+        let run = self
+            .run_counted(workdir, tests)
+            .await
+            .map_err(|err| match err {
+                ToolError::Infra(text) => Ending::new(Outcome::InfraError, text),
+                // A test id the runner cannot take (e.g. from a task's FAIL_TO_PASS) is the task's
+                // fault, but the ladder cannot go on without it.
+                ToolError::RespondToModel(text) => Ending::new(
+                    Outcome::InfraError,
+                    format!("the checks could not run the tests: {text}"),
+                ),
+            })?;
         if run.cancelled {
             return Err(Ending::new(
                 Outcome::Cancelled,

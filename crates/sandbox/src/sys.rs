@@ -53,14 +53,7 @@ pub(crate) fn kill_process_group(pgid: u32) -> io::Result<()> {
     }
     // SAFETY: a system call on integers; see the module header.
     let rc = unsafe { libc::killpg(pgid, libc::SIGKILL) };
-    if rc == 0 {
-        return Ok(());
-    }
-    let err = io::Error::last_os_error();
-    if err.raw_os_error() == Some(libc::ESRCH) {
-        return Ok(());
-    }
-    Err(err)
+    kill_result(rc)
 }
 
 /// Sends `SIGKILL` to one process. A process that is gone is not an error. Refuses pids 0
@@ -74,6 +67,11 @@ pub(crate) fn kill_process(pid: u32) -> io::Result<()> {
     }
     // SAFETY: a system call on integers; see the module header.
     let rc = unsafe { libc::kill(pid, libc::SIGKILL) };
+    kill_result(rc)
+}
+
+/// A kill's return code as a result: a target that is already gone (`ESRCH`) is not an error.
+fn kill_result(rc: libc::c_int) -> io::Result<()> {
     if rc == 0 {
         return Ok(());
     }
