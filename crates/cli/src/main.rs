@@ -6,6 +6,7 @@ mod args;
 mod doctor;
 mod fix;
 mod launch;
+mod models;
 mod progress;
 mod replay;
 mod setup;
@@ -64,6 +65,7 @@ fn main() {
             Command::Fix(args) => fix::run(args, &cli.config).await,
             Command::Replay(args) => replay::run(args, &cli.config).await,
             Command::Doctor => Ok(doctor::run().await),
+            Command::Models(args) => models::run(args, &cli.config).await,
         }
     });
     match result {

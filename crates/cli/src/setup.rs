@@ -3,9 +3,11 @@
 //! names what to change, except a sandbox that cannot be built (exit 3).
 
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use plumb_config::{Config, ConfigSources};
-use plumb_model::{ModelClient, ModelSpec};
+use plumb_model::price::Price;
+use plumb_model::{ConnectOptions, Endpoint, LocalTuning, ModelClient, ModelSpec};
 use plumb_protocol::SandboxKind;
 use plumb_sandbox::Sandbox;
 
@@ -50,15 +52,68 @@ pub(crate) fn runs_dir(config: &Config) -> Result<PathBuf, Failure> {
     Ok(state.join("plumb").join("runs"))
 }
 
-pub(crate) fn connect_model(spec_text: &str) -> Result<Box<dyn ModelClient>, Failure> {
+pub(crate) fn connect_model(
+    spec_text: &str,
+    config: &Config,
+) -> Result<Box<dyn ModelClient>, Failure> {
     let spec = ModelSpec::parse(spec_text).map_err(|err| Failure::bad_input(err.to_string()))?;
-    plumb_model::connect(&spec).map_err(|err| {
+    plumb_model::connect(&spec, &connect_options(config, &spec)).map_err(|err| {
         if err.is_bad_input() {
             Failure::bad_input(err.to_string())
         } else {
             Failure::infra(err.to_string())
         }
     })
+}
+
+/// The model settings of `plumb.toml` in the form `plumb_model::connect` takes.
+pub(crate) fn connect_options(config: &Config, spec: &ModelSpec) -> ConnectOptions {
+    let endpoint = |p: &plumb_config::Provider| Endpoint {
+        base_url: p.base_url.clone(),
+        api_key_env: p.api_key_env.clone(),
+    };
+    let service = &config.model_service;
+    let local = &config.local;
+    let helpers = config
+        .helpers
+        .for_model(matches!(spec, ModelSpec::Local(_)));
+    ConnectOptions {
+        openai: endpoint(&config.providers.openai),
+        anthropic: endpoint(&config.providers.anthropic),
+        ollama: endpoint(&config.providers.ollama),
+        compat: endpoint(&config.providers.compat),
+        max_attempts: service.max_attempts,
+        initial_backoff: Duration::from_millis(service.initial_backoff_ms),
+        max_backoff: Duration::from_millis(service.max_backoff_ms),
+        connect_timeout: Duration::from_secs(service.connect_timeout_secs),
+        idle_timeout: Duration::from_millis(service.idle_timeout_ms),
+        max_output_tokens: service.max_output_tokens,
+        prices: config
+            .prices
+            .iter()
+            .map(|(spec, p)| {
+                let price = Price {
+                    input: p.input,
+                    cached_input: p.cached_input,
+                    output: p.output,
+                };
+                (spec.clone(), price)
+            })
+            .collect(),
+        local: LocalTuning {
+            context: local.context,
+            threads: local.threads,
+            max_reply_tokens: local.max_reply_tokens,
+            temperature: local.temperature,
+            top_k: local.top_k,
+            top_p: local.top_p,
+            min_p: local.min_p,
+            repeat_penalty: local.repeat_penalty,
+            seed: local.seed,
+            constrained: local.constrained,
+            thought: helpers.thought,
+        },
+    }
 }
 
 /// The sandbox of the settings. A backend that cannot work here is an infrastructure failure whose

@@ -5,6 +5,7 @@
 //! an error that names the key and the file it came from.
 
 mod layers;
+mod models;
 
 use std::path::PathBuf;
 
@@ -12,6 +13,9 @@ use plumb_protocol::SandboxKind;
 use serde::{Deserialize, Serialize};
 
 pub use layers::{ConfigError, ConfigSources, load};
+pub use models::{
+    Helpers, HelpersInEffect, Local, ModelService, PriceOverride, Prices, Provider, Providers,
+};
 
 /// The hard ceiling on rounds, whatever the settings say (DESIGN.md §4).
 pub const MAX_ROUNDS_CEILING: u32 = 100;
@@ -43,6 +47,11 @@ pub struct Config {
     pub protected_paths: Vec<String>,
     /// Where runs (workspaces, journals) are kept; default `$PLUMB_HOME/runs` or `~/.local/state/plumb/runs`.
     pub runs_dir: Option<PathBuf>,
+    pub providers: Providers,
+    pub model_service: ModelService,
+    pub prices: Prices,
+    pub local: Local,
+    pub helpers: Helpers,
 }
 
 impl Default for Config {
@@ -60,6 +69,11 @@ impl Default for Config {
             tamper_block: Vec::new(),
             protected_paths: Vec::new(),
             runs_dir: None,
+            providers: Providers::default(),
+            model_service: ModelService::default(),
+            prices: Prices::default(),
+            local: Local::default(),
+            helpers: Helpers::default(),
         }
     }
 }

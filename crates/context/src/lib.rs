@@ -8,5 +8,6 @@ pub mod outline;
 mod parser;
 pub mod prompt;
 mod python_indent;
+pub mod relevant;
 pub mod repo_map;
 pub mod syntax;

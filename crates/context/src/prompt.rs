@@ -29,6 +29,8 @@ pub struct FirstMessage<'a> {
     /// The baseline test run, one line ("412 passed").
     pub baseline: &'a str,
     pub repo_map: &'a str,
+    /// The code the ticket is probably about (the code-up-front helper), already numbered.
+    pub code: Option<&'a str>,
 }
 
 /// The first user message: the ticket always on top, then what the project says about itself.
@@ -48,6 +50,12 @@ pub fn first_message(parts: &FirstMessage<'_>) -> String {
         "\n# Repository map\n\n{}\n",
         parts.repo_map.trim_end()
     ));
+    if let Some(code) = parts.code {
+        text.push_str(&format!(
+            "\n# Code the ticket is probably about\n\n{}\n",
+            code.trim_end()
+        ));
+    }
     text
 }
 
@@ -151,6 +159,7 @@ mod tests {
             test_command: "python3 -m pytest -q",
             baseline: "34 passed",
             repo_map: "billing/\n  tax.py",
+            code: None,
         });
         assert_eq!(
             text,

@@ -1,14 +1,26 @@
 //! plumb-model: the `ModelClient` trait, model specs (`openai:MODEL`, `script:PATH`, …) and the
-//! providers behind them. This version ships the scripted provider; the HTTP providers and the
-//! embedded local model plug into the same trait.
+//! providers behind them: OpenAI and OpenAI-compatible servers (Ollama, vLLM, llama.cpp …) and
+//! Anthropic over HTTP with streaming (`http`), the embedded model run by llama.cpp in a child
+//! process (`local`), and the scripted model for tests and replays. `catalog` knows context windows,
+//! prices and the local models' files; `weights` fetches those files; `textcall` reads tool calls
+//! written as text.
 
+pub mod catalog;
+mod connect;
+pub mod http;
+mod local;
+pub mod price;
 mod script;
 mod spec;
+pub mod textcall;
+pub mod weights;
 
 use async_trait::async_trait;
 use plumb_protocol::{Message, ModelReply, ToolSpec};
 
-pub use script::{ScriptModel, ScriptTurn};
+pub use connect::{ConnectOptions, Endpoint, LocalTuning, connect, price_for};
+pub use local::{LocalClient, LocalSettings};
+pub use script::{ScriptModel, ScriptTurn, parse_script};
 pub use spec::ModelSpec;
 
 /// What the loop sends for one round.
@@ -29,6 +41,12 @@ pub enum ModelError {
     Service(String),
     #[error("the request no longer fits the model's context window: {0}")]
     ContextWindowExceeded(String),
+    /// The service refused the credentials (HTTP 401/403): the user must fix the key.
+    #[error("the model service refused the credentials: {0}")]
+    Auth(String),
+    /// The service refused this request for good (another 4xx); retrying would not help.
+    #[error("the model service rejected the request: {0}")]
+    Rejected(String),
 }
 
 impl ModelError {
@@ -38,15 +56,19 @@ impl ModelError {
             ModelError::Service(_) => true,
             ModelError::BadSpec(_)
             | ModelError::Script { .. }
-            | ModelError::ContextWindowExceeded(_) => false,
+            | ModelError::ContextWindowExceeded(_)
+            | ModelError::Auth(_)
+            | ModelError::Rejected(_) => false,
         }
     }
 
     /// True when the user's input (a spec, a script file) is at fault rather than a service.
     pub fn is_bad_input(&self) -> bool {
         match self {
-            ModelError::BadSpec(_) | ModelError::Script { .. } => true,
-            ModelError::Service(_) | ModelError::ContextWindowExceeded(_) => false,
+            ModelError::BadSpec(_) | ModelError::Script { .. } | ModelError::Auth(_) => true,
+            ModelError::Service(_)
+            | ModelError::ContextWindowExceeded(_)
+            | ModelError::Rejected(_) => false,
         }
     }
 }
@@ -57,18 +79,9 @@ pub trait ModelClient: Send + Sync {
     /// The spec as the user wrote it, for reports and journals.
     fn name(&self) -> String;
     async fn complete(&self, request: &ModelRequest) -> Result<ModelReply, ModelError>;
-}
 
-/// Builds the client for a spec. Providers that are not part of this build say so and name what works.
-pub fn connect(spec: &ModelSpec) -> Result<Box<dyn ModelClient>, ModelError> {
-    match spec {
-        ModelSpec::Script(path) => Ok(Box::new(ScriptModel::load(path)?)),
-        ModelSpec::OpenAi(_)
-        | ModelSpec::Anthropic(_)
-        | ModelSpec::Ollama(_)
-        | ModelSpec::OpenAiCompat { .. }
-        | ModelSpec::Local(_) => Err(ModelError::BadSpec(format!(
-            "the model `{spec}` is not available in this build of plumb yet; use --model script:PATH (a JSON Lines script)"
-        ))),
-    }
+    /// Starts preparing for requests that begin like `request` (the fixed system turn), in the
+    /// background, and returns at once. The embedded model evaluates that prefix into its cache;
+    /// hosted providers need nothing.
+    fn warm(&self, _request: &ModelRequest) {}
 }

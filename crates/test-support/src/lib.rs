@@ -1,8 +1,11 @@
 //! Dev-only helpers for plumb's tests: temporary git repositories made from fixture folders, a
 //! digest of every file of a tree (to prove a repository was left byte-identical), and a builder
-//! for scripted-model files. Test code only, so it may panic with a clear message.
+//! for scripted-model files, and a mock HTTP model provider ([`mock_http`]). Test code only, so it
+//! may panic with a clear message.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
+
+pub mod mock_http;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

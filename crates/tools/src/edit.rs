@@ -108,9 +108,11 @@ impl Tool for EditFile {
         }
         let matches = before.matches(a.old_text.as_str()).count();
         if matches == 0 {
-            return Err(ToolError::respond(
-                "old_text found 0 times. Copy the exact text from read_file (same indentation, without the line numbers).",
-            ));
+            let mut message = "old_text found 0 times. Copy the exact text from read_file (same indentation, without the line numbers).".to_string();
+            if ctx.helpers.show_file_on_failed_edit {
+                message.push_str(&current_text_near(&rel, &before, &a.old_text));
+            }
+            return Err(ToolError::respond(message));
         }
         if matches > 1 {
             return Err(ToolError::respond(format!(
@@ -212,6 +214,52 @@ fn read_text(path: &Path, rel: &str) -> Result<String, ToolError> {
 fn write_text(path: &Path, text: &str) -> Result<(), ToolError> {
     std::fs::write(path, text)
         .map_err(|err| ToolError::Infra(format!("could not write {}: {err}", path.display())))
+}
+
+/// Lines of the file shown with a failed match, so a small model copies from what is there rather
+/// than from its memory of it: the whole file when short, else a window around the line most like
+/// the first line of `old_text`.
+fn current_text_near(rel: &str, text: &str, old_text: &str) -> String {
+    const WHOLE_FILE_LINES: usize = 60;
+    const WINDOW: usize = 30;
+    let lines: Vec<&str> = text.lines().collect();
+    let start = if lines.len() <= WHOLE_FILE_LINES {
+        1
+    } else {
+        let wanted = old_text
+            .lines()
+            .map(str::trim)
+            .find(|line| !line.is_empty())
+            .unwrap_or("");
+        let best = lines
+            .iter()
+            .enumerate()
+            .max_by_key(|(_, line)| shared_words(line, wanted))
+            .map(|(index, _)| index + 1)
+            .unwrap_or(1);
+        best.saturating_sub(WINDOW / 3).max(1)
+    };
+    let window = if lines.len() <= WHOLE_FILE_LINES {
+        WHOLE_FILE_LINES
+    } else {
+        WINDOW
+    };
+    match crate::read::render_window(rel, text, start, window) {
+        Ok(shown) => format!("\nThe file as it is now:\n{}", shown.text),
+        Err(_) => String::new(),
+    }
+}
+
+/// How many words two lines share: a cheap similarity that survives changed indentation.
+fn shared_words(line: &str, wanted: &str) -> usize {
+    let words = |text: &str| -> Vec<String> {
+        text.split(|c: char| !c.is_alphanumeric() && c != '_')
+            .filter(|w| !w.is_empty())
+            .map(str::to_lowercase)
+            .collect()
+    };
+    let wanted = words(wanted);
+    words(line).iter().filter(|w| wanted.contains(w)).count()
 }
 
 #[cfg(test)]

@@ -33,6 +33,8 @@ pub struct ToolContext<'a> {
     pub config: &'a Config,
     pub test_command: Option<&'a TestCommand>,
     pub cancel: &'a CancellationToken,
+    /// The small-model helpers in effect for this run.
+    pub helpers: plumb_config::HelpersInEffect,
 }
 
 /// What a tool did.

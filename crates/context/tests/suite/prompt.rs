@@ -27,6 +27,7 @@ fn bill_412_first_prompt_snapshot() {
         test_command: "python3 -m pytest -q -p no:cacheprovider",
         baseline: "40 passed",
         repo_map: &map,
+        code: None,
     });
 
     assert!(text.starts_with("# Ticket\n\n# BILL-412"), "{text}");

@@ -1,0 +1,118 @@
+//! The embedded model for real: `plumb fix --model local:0.5b` on BILL-412, with the `plumb-llm`
+//! runner and the 0.5B GGUF file (`plumb models fetch 0.5b`; `.ci/run`'s set-up fetches it). The
+//! assertions are on the mechanics — an outcome that is success or a clean failure, within the
+//! round limit, a journal, one well-formed tool call per reply, the prompt cache reused, the
+//! repository untouched — not on the model's luck.
+
+use plumb_protocol::{Event, Outcome};
+
+use super::common::{Fixture, journal_events, plumb_command, report, stderr};
+
+const ROUNDS: u32 = 4;
+const TOOLS: [&str; 8] = [
+    "search_code",
+    "read_file",
+    "list_files",
+    "edit_file",
+    "create_file",
+    "run_tests",
+    "run",
+    "done",
+];
+
+fn model_file() -> std::path::PathBuf {
+    let dir = std::env::var_os("PLUMB_MODELS_DIR")
+        .map(std::path::PathBuf::from)
+        .or_else(|| {
+            std::env::var_os("XDG_CACHE_HOME")
+                .map(|d| std::path::PathBuf::from(d).join("plumb/models"))
+        })
+        .unwrap_or_else(|| {
+            std::path::PathBuf::from(std::env::var("HOME").unwrap()).join(".cache/plumb/models")
+        });
+    dir.join("qwen2.5-coder-0.5b-instruct-q4_k_m.gguf")
+}
+
+#[test]
+fn local_small_model_runs_bill_412_to_a_clean_outcome() {
+    let model = model_file();
+    assert!(
+        model.is_file(),
+        "{} is missing: run `plumb models fetch 0.5b` (scripts/setup-test-deps.sh --tests does)",
+        model.display()
+    );
+    let fixture = Fixture::billing();
+    let before = plumb_test_support::tree_digest(fixture.repo_path());
+    let repo = fixture.repo_path().display().to_string();
+    let ticket = fixture.ticket().display().to_string();
+    let rounds = ROUNDS.to_string();
+    let output = plumb_command(fixture.home.path())
+        .args([
+            "fix",
+            "--repo",
+            &repo,
+            "--ticket",
+            &ticket,
+            "--model",
+            "local:0.5b",
+            "--json",
+            "--max-rounds",
+            &rounds,
+        ])
+        .args(["-c", "local.max_reply_tokens=384"])
+        .output()
+        .unwrap();
+    let code = output.status.code();
+    assert!(
+        matches!(code, Some(0) | Some(1)),
+        "exit {code:?}: {}",
+        stderr(&output)
+    );
+    let report = report(&output);
+    assert!(
+        matches!(
+            report.outcome,
+            Outcome::Success | Outcome::RoundLimit | Outcome::Stuck | Outcome::ModelStopped
+        ),
+        "{:?}: {}",
+        report.outcome,
+        report.reason
+    );
+    assert!(
+        report.rounds >= 1 && report.rounds <= ROUNDS,
+        "{} rounds",
+        report.rounds
+    );
+    let events = journal_events(&report);
+    let replies: Vec<_> = events
+        .iter()
+        .filter_map(|e| match e {
+            Event::ModelReply { reply, .. } => Some(reply.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(replies.len(), report.rounds as usize);
+    for reply in &replies {
+        // The grammar makes every reply exactly one call of a known tool.
+        assert_eq!(reply.tool_calls.len(), 1, "{reply:?}");
+        assert!(
+            TOOLS.contains(&reply.tool_calls[0].name.as_str()),
+            "{reply:?}"
+        );
+        assert!(reply.tool_calls[0].arguments.is_object(), "{reply:?}");
+        assert!(reply.usage.input_tokens > 0);
+    }
+    if replies.len() > 1 {
+        assert!(
+            replies[1..].iter().all(|r| r.usage.cached_tokens > 0),
+            "later rounds reuse the prompt prefix: {:?}",
+            replies.iter().map(|r| r.usage).collect::<Vec<_>>()
+        );
+    }
+    assert_eq!(report.usage.usd, 0.0);
+    assert_eq!(
+        plumb_test_support::tree_digest(fixture.repo_path()),
+        before,
+        "the repository is exactly as it was"
+    );
+}

@@ -1,0 +1,208 @@
+//! "Code up front", a small-model helper: the source file the ticket is most likely about, found by
+//! the ticket's own words, shown with line numbers in the first message. A large model finds it
+//! with one search; a 1.5B model often wanders, so the harness does that first step for it.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+
+use ignore::WalkBuilder;
+
+/// Files larger than this are not candidates (generated code, data).
+const MAX_FILE_BYTES: u64 = 200_000;
+
+const SOURCE_EXTENSIONS: &[&str] = &[
+    "py", "rs", "go", "java", "js", "jsx", "ts", "tsx", "rb", "php", "c", "h", "cc", "cpp", "cs",
+    "kt", "swift", "scala",
+];
+
+const STOP_WORDS: &[&str] = &[
+    "the", "and", "for", "with", "that", "this", "when", "should", "from", "into", "are", "was",
+    "not", "but", "have", "has", "been", "will", "would", "could", "after", "before", "than",
+    "then", "they", "them", "their", "there", "which", "while", "what", "where", "each", "every",
+    "only", "also", "must", "does", "done", "make", "made", "like", "just", "some", "more", "less",
+    "instead", "expected", "actual", "ticket", "issue", "bug", "fix", "test", "tests", "wrong",
+    "correct",
+];
+
+/// The chosen file: its path (relative, with `/`) and a numbered window of it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RelevantCode {
+    pub path: String,
+    pub text: String,
+}
+
+/// Picks the non-test source file that shares the most words with the ticket and renders up to
+/// `max_lines` of it, numbered like `read_file`. `None` when no file shares a word.
+pub fn relevant_code(root: &Path, ticket: &str, max_lines: usize) -> Option<RelevantCode> {
+    let words = ticket_words(ticket);
+    if words.is_empty() {
+        return None;
+    }
+    let mut best: Option<(usize, String, String)> = None;
+    for entry in WalkBuilder::new(root).hidden(true).build().flatten() {
+        let path = entry.path();
+        let is_source = path
+            .extension()
+            .and_then(|e| e.to_str())
+            .is_some_and(|e| SOURCE_EXTENSIONS.contains(&e));
+        if !is_source || entry.metadata().map(|m| m.len()).unwrap_or(u64::MAX) > MAX_FILE_BYTES {
+            continue;
+        }
+        let Ok(relative) = path.strip_prefix(root) else {
+            continue;
+        };
+        let rel = relative.to_string_lossy().replace('\\', "/");
+        if looks_like_test(&rel) {
+            continue;
+        }
+        let Ok(text) = std::fs::read_to_string(path) else {
+            continue;
+        };
+        let score = score(&rel, &text, &words);
+        let better = match &best {
+            Some((top, top_rel, _)) => score > *top || (score == *top && rel < *top_rel),
+            None => score > 0,
+        };
+        if better {
+            best = Some((score, rel, text));
+        }
+    }
+    let (_, path, text) = best?;
+    Some(RelevantCode {
+        text: numbered_window(&path, &text, &words, max_lines),
+        path,
+    })
+}
+
+/// Distinct lower-case words of the ticket worth searching for: identifiers of three or more
+/// characters, minus common English.
+fn ticket_words(ticket: &str) -> BTreeSet<String> {
+    ticket
+        .split(|c: char| !c.is_alphanumeric() && c != '_')
+        .filter(|w| w.len() >= 3 && !w.chars().all(|c| c.is_ascii_digit()))
+        .map(str::to_lowercase)
+        .filter(|w| !STOP_WORDS.contains(&w.as_str()))
+        .collect()
+}
+
+/// Occurrences of each word (capped, so one common word cannot dominate), with words in the path
+/// counted extra.
+fn score(rel: &str, text: &str, words: &BTreeSet<String>) -> usize {
+    let lower = text.to_lowercase();
+    let rel_lower = rel.to_lowercase();
+    words
+        .iter()
+        .map(|w| {
+            lower.matches(w.as_str()).count().min(5)
+                + 5 * usize::from(rel_lower.contains(w.as_str()))
+        })
+        .sum()
+}
+
+fn looks_like_test(rel: &str) -> bool {
+    let name = rel.rsplit('/').next().unwrap_or(rel);
+    rel.split('/')
+        .any(|part| matches!(part, "test" | "tests" | "__tests__" | "spec"))
+        || name.starts_with("test_")
+        || name.contains("_test.")
+        || name.contains(".test.")
+        || name.contains(".spec.")
+        || name == "conftest.py"
+}
+
+/// The whole file when it fits, else a `max_lines` window around the line with the most ticket words.
+fn numbered_window(rel: &str, text: &str, words: &BTreeSet<String>, max_lines: usize) -> String {
+    let lines: Vec<&str> = text.lines().collect();
+    let total = lines.len();
+    let max_lines = max_lines.max(1);
+    let start = if total <= max_lines {
+        0
+    } else {
+        // Start a quarter window above the line that holds the most ticket words.
+        let best = lines
+            .iter()
+            .enumerate()
+            .map(|(index, line)| {
+                let lower = line.to_lowercase();
+                let hits = words.iter().filter(|w| lower.contains(w.as_str())).count();
+                (hits, std::cmp::Reverse(index))
+            })
+            .max()
+            .map(|(_, std::cmp::Reverse(index))| index)
+            .unwrap_or(0);
+        best.saturating_sub(max_lines / 4).min(total - max_lines)
+    };
+    let end = (start + max_lines).min(total);
+    let width = end.to_string().len();
+    let mut out = format!("{rel}: lines {}–{end} of {total}\n", start + 1);
+    for (offset, line) in lines[start..end].iter().enumerate() {
+        out.push_str(&format!("{:>width$}| {line}\n", start + offset + 1));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use pretty_assertions::assert_eq;
+
+    use super::*;
+
+    #[test]
+    fn picks_the_source_file_sharing_the_tickets_words() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::create_dir_all(root.join("billing")).unwrap();
+        std::fs::create_dir_all(root.join("tests")).unwrap();
+        std::fs::write(
+            root.join("billing/invoice_totals.py"),
+            "def totals(items, discount):\n    gst = subtotal * 0.18\n    return subtotal - discount + gst\n",
+        )
+        .unwrap();
+        std::fs::write(
+            root.join("billing/currency.py"),
+            "def fmt(x):\n    return x\n",
+        )
+        .unwrap();
+        std::fs::write(
+            root.join("tests/test_invoice_totals.py"),
+            "gst gst gst discount discount invoice totals\n",
+        )
+        .unwrap();
+        let found = relevant_code(
+            root,
+            "BILL-412: GST is charged on the full price, before the discount, in invoice totals",
+            50,
+        )
+        .unwrap();
+        assert_eq!(found.path, "billing/invoice_totals.py");
+        assert!(
+            found
+                .text
+                .starts_with("billing/invoice_totals.py: lines 1–3 of 3\n1| def totals"),
+            "{}",
+            found.text
+        );
+    }
+
+    #[test]
+    fn long_files_show_the_window_with_most_hits() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut text: String = (1..=100).map(|n| format!("x{n} = {n}\n")).collect();
+        text.push_str("def apply_gst(amount):\n    return amount\n");
+        std::fs::write(dir.path().join("tax.py"), &text).unwrap();
+        let found = relevant_code(dir.path(), "apply_gst is wrong", 10).unwrap();
+        assert!(found.text.contains("101| def apply_gst"), "{}", found.text);
+        assert!(
+            found.text.starts_with("tax.py: lines 93–102 of 102"),
+            "{}",
+            found.text
+        );
+    }
+
+    #[test]
+    fn no_shared_word_means_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a.py"), "x = 1\n").unwrap();
+        assert_eq!(relevant_code(dir.path(), "GST rounding", 10), None);
+    }
+}

@@ -1,0 +1,182 @@
+//! Command-line flags: `--model PATH [--ctx N] [--threads N] [--batch N] [--verbose]`.
+//!
+//! Each flag takes `--flag VALUE` or `--flag=VALUE`. Errors are sentences naming the flag and what to change;
+//! `main` prints them as a protocol error line.
+
+use std::path::PathBuf;
+
+/// The usage text printed by `--help` (to stderr: stdout carries only protocol lines).
+pub const USAGE: &str =
+    "usage: plumb-llm --model PATH [--ctx N (default 8192)] [--threads N (default: all cores)] \
+[--batch N (default 512)] [--verbose]
+Serves a local GGUF model over JSON Lines on stdin/stdout.";
+
+/// Parsed flags.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Args {
+    pub model: PathBuf,
+    pub ctx: u32,
+    pub threads: u32,
+    pub batch: u32,
+    pub verbose: bool,
+}
+
+/// What the command line asks for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Command {
+    Serve(Args),
+    Help,
+}
+
+const MIN_CTX: u32 = 64;
+
+/// Parses the flags after the program name. `default_threads` is used when `--threads` is absent.
+pub fn parse(
+    args: impl IntoIterator<Item = String>,
+    default_threads: u32,
+) -> Result<Command, String> {
+    let mut model = None;
+    let mut ctx = 8192;
+    let mut threads = default_threads.max(1);
+    let mut batch = 512;
+    let mut verbose = false;
+
+    let mut args = args.into_iter();
+    while let Some(arg) = args.next() {
+        let (flag, inline) = match arg.split_once('=') {
+            Some((flag, value)) if flag.starts_with("--") => {
+                (flag.to_owned(), Some(value.to_owned()))
+            }
+            _ => (arg.clone(), None),
+        };
+        let mut value = |name: &str| {
+            inline
+                .clone()
+                .or_else(|| args.next())
+                .ok_or_else(|| format!("{name} needs a value; write {name} VALUE."))
+        };
+        match flag.as_str() {
+            "--model" => model = Some(PathBuf::from(value("--model")?)),
+            "--ctx" => ctx = number("--ctx", &value("--ctx")?, MIN_CTX)?,
+            "--threads" => threads = number("--threads", &value("--threads")?, 1)?,
+            "--batch" => batch = number("--batch", &value("--batch")?, 1)?,
+            "--verbose" => verbose = true,
+            "--help" | "-h" => return Ok(Command::Help),
+            other => {
+                return Err(format!(
+                    "Unknown argument {other:?}. Use --model PATH, --ctx N, --threads N, --batch N or --verbose."
+                ));
+            }
+        }
+    }
+
+    let model =
+        model.ok_or("--model is missing; pass --model PATH with the path of a GGUF model file.")?;
+    if !model.is_file() {
+        return Err(format!(
+            "The model file {} does not exist. Pass --model with the path of a GGUF file \
+             (`plumb models fetch 0.5b` downloads one).",
+            model.display()
+        ));
+    }
+    Ok(Command::Serve(Args {
+        model,
+        ctx,
+        threads,
+        batch: batch.min(ctx),
+        verbose,
+    }))
+}
+
+fn number(flag: &str, value: &str, min: u32) -> Result<u32, String> {
+    value
+        .parse::<u32>()
+        .ok()
+        .filter(|n| *n >= min)
+        .ok_or_else(|| {
+            format!("{flag} {value:?} is not valid; give a whole number of at least {min}.")
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Args, Command, parse};
+    use pretty_assertions::assert_eq;
+    use std::path::PathBuf;
+
+    fn args(list: &[&str]) -> Vec<String> {
+        list.iter().map(|s| (*s).to_owned()).collect()
+    }
+
+    #[test]
+    fn reads_flags_in_both_spellings_and_applies_defaults() {
+        let model = std::env::current_exe().unwrap().display().to_string();
+        let cases = [
+            args(&["--model", &model]),
+            args(&[
+                &format!("--model={model}"),
+                "--ctx=4096",
+                "--threads",
+                "3",
+                "--batch",
+                "64",
+                "--verbose",
+            ]),
+            args(&["--model", &model, "--ctx", "128"]),
+        ];
+
+        let actual: Vec<Result<Command, String>> =
+            cases.into_iter().map(|case| parse(case, 2)).collect();
+
+        let serve = |ctx, threads, batch, verbose| {
+            Ok(Command::Serve(Args {
+                model: PathBuf::from(&model),
+                ctx,
+                threads,
+                batch,
+                verbose,
+            }))
+        };
+        assert_eq!(
+            actual,
+            vec![
+                serve(8192, 2, 512, false),
+                serve(4096, 3, 64, true),
+                serve(128, 2, 128, false)
+            ]
+        );
+    }
+
+    #[test]
+    fn explains_bad_arguments() {
+        let cases = [
+            args(&[]),
+            args(&["--model", "/nonexistent/m.gguf"]),
+            args(&["--model"]),
+            args(&["--ctx", "ten"]),
+            args(&["--threads", "0"]),
+            args(&["--temperature", "1"]),
+        ];
+
+        let actual: Vec<Result<Command, String>> =
+            cases.into_iter().map(|case| parse(case, 2)).collect();
+
+        let expected: Vec<Result<Command, String>> = vec![
+            Err("--model is missing; pass --model PATH with the path of a GGUF model file.".to_owned()),
+            Err("The model file /nonexistent/m.gguf does not exist. Pass --model with the path of a GGUF file \
+                 (`plumb models fetch 0.5b` downloads one)."
+                .to_owned()),
+            Err("--model needs a value; write --model VALUE.".to_owned()),
+            Err("--ctx \"ten\" is not valid; give a whole number of at least 64.".to_owned()),
+            Err("--threads \"0\" is not valid; give a whole number of at least 1.".to_owned()),
+            Err("Unknown argument \"--temperature\". Use --model PATH, --ctx N, --threads N, --batch N or --verbose."
+                .to_owned()),
+        ];
+        assert_eq!(actual, expected);
+    }
+
+    #[test]
+    fn help_wins() {
+        assert_eq!(parse(args(&["--help"]), 2), Ok(Command::Help));
+    }
+}

@@ -1,0 +1,304 @@
+//! The llama.cpp side: one model, one context, one sequence whose KV cache carries over between requests.
+//!
+//! Invariant: `log` holds exactly the tokens in the KV cache of sequence 0, position `i` holding token `i`.
+//! Every step that changes the cache updates `log` with it, and any failure in between clears both.
+//!
+//! Steps of [`Engine::run`]: build the samplers (so a bad schema fails before any work), tokenize (reusing
+//! cached tokens, see [`crate::cache`]), check the context window, drop the cache suffix that differs from the
+//! prompt, decode the rest of the prompt in batches, then sample and decode one token at a time until an
+//! end-of-generation token, a stop string, a complete grammar, or `max_tokens`. After a stop string the tokens
+//! that spelled it are dropped from the cache too, so the next prompt (which holds the returned text, not the
+//! stop string) extends the cached text.
+
+use std::num::NonZeroU32;
+use std::time::{Duration, Instant};
+
+use llama_cpp_2::context::LlamaContext;
+use llama_cpp_2::context::params::LlamaContextParams;
+use llama_cpp_2::llama_backend::LlamaBackend;
+use llama_cpp_2::llama_batch::LlamaBatch;
+use llama_cpp_2::model::LlamaModel;
+use llama_cpp_2::token::LlamaToken;
+
+use crate::cache::TokenLog;
+use crate::protocol::{ErrorKind, Finish, Request};
+use crate::sampling::{Sampler, Step, schema_to_gbnf};
+use crate::text::{StopStrings, Utf8Stream};
+
+/// Context settings from the command line.
+#[derive(Debug, Clone, Copy)]
+pub struct ContextSettings {
+    pub n_ctx: u32,
+    pub threads: u32,
+    pub batch: u32,
+}
+
+/// Why a request failed.
+#[derive(Debug, thiserror::Error)]
+pub enum EngineError {
+    #[error(
+        "The prompt has {prompt_tokens} tokens and max_tokens is {max_tokens}, which together exceed the context \
+         window of {n_ctx} tokens. Shorten the prompt, lower max_tokens, or start plumb-llm with a larger --ctx."
+    )]
+    ContextWindowExceeded {
+        prompt_tokens: usize,
+        max_tokens: u32,
+        n_ctx: usize,
+    },
+    #[error("{0}")]
+    BadRequest(String),
+    #[error("Internal error: {0}.")]
+    Internal(String),
+}
+
+impl EngineError {
+    /// The protocol's error class.
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            Self::ContextWindowExceeded { .. } => ErrorKind::ContextWindowExceeded,
+            Self::BadRequest(_) => ErrorKind::BadRequest,
+            Self::Internal(_) => ErrorKind::Internal,
+        }
+    }
+}
+
+/// The result of one request.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Generation {
+    pub text: String,
+    pub prompt_tokens: usize,
+    pub cached_tokens: usize,
+    pub output_tokens: usize,
+    pub prompt_time: Duration,
+    pub gen_time: Duration,
+    pub finish: Finish,
+}
+
+/// A loaded model with its context and the token list of its KV cache.
+pub struct Engine<'m> {
+    model: &'m LlamaModel,
+    ctx: LlamaContext<'m>,
+    log: TokenLog<LlamaToken>,
+    batch: usize,
+}
+
+impl<'m> Engine<'m> {
+    /// Creates the context for `model`.
+    pub fn new(
+        backend: &LlamaBackend,
+        model: &'m LlamaModel,
+        settings: ContextSettings,
+    ) -> Result<Self, String> {
+        let threads = i32::try_from(settings.threads).unwrap_or(i32::MAX);
+        let params = LlamaContextParams::default()
+            .with_n_ctx(NonZeroU32::new(settings.n_ctx))
+            .with_n_batch(settings.batch)
+            .with_n_ubatch(settings.batch)
+            .with_n_threads(threads)
+            .with_n_threads_batch(threads);
+        let ctx = model.new_context(backend, params).map_err(|err| {
+            format!(
+                "llama.cpp could not create a context of {} tokens ({err})",
+                settings.n_ctx
+            )
+        })?;
+        Ok(Self {
+            model,
+            ctx,
+            log: TokenLog::default(),
+            batch: usize::try_from(settings.batch).unwrap_or(512).max(1),
+        })
+    }
+
+    /// The context window in tokens.
+    pub fn n_ctx(&self) -> u32 {
+        self.ctx.n_ctx()
+    }
+
+    /// Serves one request.
+    pub fn run(&mut self, request: &Request) -> Result<Generation, EngineError> {
+        let gbnf = request
+            .json_schema
+            .as_ref()
+            .map(|schema| schema_to_gbnf(schema))
+            .transpose()
+            .map_err(EngineError::BadRequest)?;
+        let mut sampler =
+            Sampler::new(self.model, request, gbnf.as_deref()).map_err(EngineError::BadRequest)?;
+
+        let vocab = self.model.vocab();
+        let (prompt, keep) = self
+            .log
+            .plan(request.prompt.as_bytes(), |text, whole_prompt| {
+                vocab.tokenize(
+                    text,
+                    /*add_special*/ whole_prompt,
+                    /*parse_special*/ true,
+                )
+            });
+        let n_ctx = usize::try_from(self.ctx.n_ctx()).unwrap_or(usize::MAX);
+        if prompt.is_empty() {
+            return Err(EngineError::BadRequest(
+                "\"prompt\" produced no tokens; send non-empty text.".to_owned(),
+            ));
+        }
+        if prompt.len().saturating_add(request.max_tokens as usize) > n_ctx {
+            return Err(EngineError::ContextWindowExceeded {
+                prompt_tokens: prompt.len(),
+                max_tokens: request.max_tokens,
+                n_ctx,
+            });
+        }
+
+        let prompt_start = Instant::now();
+        let cached_tokens = self.keep_prefix(keep);
+        let logits_idx = self.guard(|engine| engine.decode_prompt(&prompt[cached_tokens..]))?;
+        let prompt_time = prompt_start.elapsed();
+
+        let mut generation = Generation {
+            text: String::new(),
+            prompt_tokens: prompt.len(),
+            cached_tokens,
+            output_tokens: 0,
+            prompt_time,
+            gen_time: Duration::ZERO,
+            finish: Finish::Length,
+        };
+        if request.max_tokens == 0 {
+            return Ok(generation);
+        }
+
+        let gen_start = Instant::now();
+        sampler.accept_history(&prompt);
+        let (text, output_tokens, finish) =
+            self.guard(|engine| engine.generate(request, &mut sampler, logits_idx))?;
+        generation.text = text;
+        generation.output_tokens = output_tokens;
+        generation.finish = finish;
+        generation.gen_time = gen_start.elapsed();
+        Ok(generation)
+    }
+
+    /// Keeps the first `keep` cached tokens and drops the rest; returns how many tokens were kept.
+    fn keep_prefix(&mut self, keep: usize) -> usize {
+        if keep < self.log.len() {
+            let removed = u32::try_from(keep)
+                .ok()
+                .and_then(|keep| self.ctx.clear_kv_cache_seq(Some(0), Some(keep), None).ok())
+                .unwrap_or(false);
+            if !removed {
+                // Some cache types (recurrent models) cannot drop a range: start over.
+                self.clear();
+                return 0;
+            }
+            self.log.truncate(keep);
+        }
+        keep
+    }
+
+    /// Runs `step`; on failure the cache may hold tokens `log` does not know of, so both are cleared.
+    fn guard<T>(
+        &mut self,
+        step: impl FnOnce(&mut Self) -> Result<T, String>,
+    ) -> Result<T, EngineError> {
+        step(self).map_err(|err| {
+            self.clear();
+            EngineError::Internal(err)
+        })
+    }
+
+    fn clear(&mut self) {
+        self.ctx.clear_kv_cache();
+        self.log.clear();
+    }
+
+    /// Decodes `tokens` after the cached ones in batches; returns the batch index of the last token's logits.
+    fn decode_prompt(&mut self, tokens: &[LlamaToken]) -> Result<i32, String> {
+        let vocab = self.model.vocab();
+        let mut piece = Vec::new();
+        let mut batch = LlamaBatch::new(self.batch, 1);
+        let mut last_idx = 0;
+        let chunks = tokens.chunks(self.batch);
+        let n_chunks = chunks.len();
+        for (chunk_no, chunk) in chunks.enumerate() {
+            batch.clear();
+            for (i, token) in chunk.iter().enumerate() {
+                let wants_logits = chunk_no + 1 == n_chunks && i + 1 == chunk.len();
+                batch
+                    .add(*token, self.position(i)?, &[0], wants_logits)
+                    .map_err(|err| format!("could not fill a prompt batch ({err})"))?;
+            }
+            self.ctx
+                .decode(&mut batch)
+                .map_err(|err| format!("llama.cpp failed to evaluate the prompt ({err})"))?;
+            for token in chunk {
+                piece.clear();
+                vocab.token_to_piece_into(*token, &mut piece, /*special*/ true, None);
+                self.log.push(*token, &piece);
+            }
+            last_idx = chunk.len().saturating_sub(1);
+        }
+        i32::try_from(last_idx).map_err(|_| "batch index out of range".to_owned())
+    }
+
+    /// Samples up to `max_tokens` tokens; returns the text, the number of text tokens, and why it ended.
+    fn generate(
+        &mut self,
+        request: &Request,
+        sampler: &mut Sampler,
+        mut logits_idx: i32,
+    ) -> Result<(String, usize, Finish), String> {
+        let vocab = self.model.vocab();
+        let stops = StopStrings::new(&request.stop);
+        let mut out = Utf8Stream::default();
+        let mut piece = Vec::new();
+        let mut batch = LlamaBatch::new(1, 1);
+        let mut produced = 0;
+        let max_tokens = usize::try_from(request.max_tokens).unwrap_or(usize::MAX);
+        let text_start = self.log.text_len();
+
+        let finish = loop {
+            let token = match sampler.sample(&self.ctx, logits_idx, |token| vocab.is_eog(token))? {
+                Step::Token(token) => token,
+                Step::GrammarDone => break Finish::Grammar,
+            };
+            if vocab.is_eog(token) {
+                break if sampler.has_grammar() {
+                    Finish::Grammar
+                } else {
+                    Finish::Stop
+                };
+            }
+            produced += 1;
+
+            piece.clear();
+            vocab.token_to_piece_into(token, &mut piece, /*special*/ true, None);
+            let checked = out.text().len();
+            out.push(&piece);
+            if let Some(at) = stops.find(out.text(), checked) {
+                out.truncate(at);
+                self.keep_prefix(self.log.tokens_within(text_start + at));
+                break Finish::Stop;
+            }
+            if produced >= max_tokens {
+                break Finish::Length;
+            }
+
+            batch.clear();
+            batch
+                .add(token, self.position(0)?, &[0], true)
+                .map_err(|err| format!("could not fill a generation batch ({err})"))?;
+            self.ctx
+                .decode(&mut batch)
+                .map_err(|err| format!("llama.cpp failed to evaluate a generated token ({err})"))?;
+            self.log.push(token, &piece);
+            logits_idx = 0;
+        };
+        Ok((out.into_text(), produced, finish))
+    }
+
+    /// The cache position of the `offset`-th token after the cached ones.
+    fn position(&self, offset: usize) -> Result<i32, String> {
+        i32::try_from(self.log.len() + offset).map_err(|_| "token position out of range".to_owned())
+    }
+}

@@ -1,0 +1,188 @@
+//! `plumb-llm`: runs a local GGUF model with llama.cpp on the CPU and serves it over JSON Lines.
+//!
+//! plumb starts this binary once per run and keeps it alive so the KV cache (the prompt prefix) carries over
+//! between rounds. Order: parse flags, load the model and context, print the `ready` line, then answer each
+//! stdin line with one stdout line until stdin closes (exit 0). Start-up failures print one
+//! `{"event":"error"}` line and exit 2 (bad flags or model file) or 1 (llama.cpp failed to load it).
+//! Protocol types are in [`protocol`]; the model side is in [`engine`].
+
+mod args;
+mod cache;
+mod engine;
+mod protocol;
+mod rss;
+mod sampling;
+mod text;
+
+use std::io::{BufRead, Write};
+use std::process::ExitCode;
+use std::time::Instant;
+
+use llama_cpp_2::llama_backend::LlamaBackend;
+use llama_cpp_2::model::LlamaModel;
+use llama_cpp_2::model::params::LlamaModelParams;
+use serde::Serialize;
+
+use crate::args::{Args, Command};
+use crate::engine::{ContextSettings, Engine};
+use crate::protocol::{ErrorKind, ErrorReply, Event, Reply, Request, millis};
+
+fn main() -> ExitCode {
+    let default_threads =
+        std::thread::available_parallelism().map_or(1, |n| u32::try_from(n.get()).unwrap_or(1));
+    let args = match args::parse(std::env::args().skip(1), default_threads) {
+        Ok(Command::Serve(args)) => args,
+        Ok(Command::Help) => {
+            eprintln!("{}", args::USAGE);
+            return ExitCode::SUCCESS;
+        }
+        Err(message) => return fail(message, 2),
+    };
+    match serve(&args) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => fail(message, 1),
+    }
+}
+
+/// Prints a start-up error as a protocol line and returns the exit code.
+fn fail(message: String, code: u8) -> ExitCode {
+    let mut stdout = std::io::stdout().lock();
+    if write_line(&mut stdout, &Event::Error { message }).is_err() {
+        eprintln!("plumb-llm: could not write to stdout");
+    }
+    ExitCode::from(code)
+}
+
+fn serve(args: &Args) -> Result<(), String> {
+    let started = Instant::now();
+    let mut backend =
+        LlamaBackend::init().map_err(|err| format!("llama.cpp did not initialise ({err})"))?;
+    if !args.verbose {
+        backend.void_logs();
+    }
+    let model = LlamaModel::load_from_file(&backend, &args.model, &LlamaModelParams::default()).map_err(|err| {
+        format!(
+            "llama.cpp could not load the model {} ({err}). Check that it is a complete GGUF file; fetch it again \
+             if it was cut short.",
+            args.model.display()
+        )
+    })?;
+    let settings = ContextSettings {
+        n_ctx: args.ctx,
+        threads: args.threads,
+        batch: args.batch,
+    };
+    let mut engine = Engine::new(&backend, &model, settings)?;
+
+    let mut stdout = std::io::stdout().lock();
+    let ready = Event::Ready {
+        n_ctx: engine.n_ctx(),
+        load_ms: millis(started.elapsed()),
+        model: args
+            .model
+            .file_name()
+            .map(|name| name.to_string_lossy().into_owned())
+            .unwrap_or_default(),
+    };
+    write_line(&mut stdout, &ready)?;
+    if args.verbose {
+        eprintln!(
+            "plumb-llm: loaded {} in {:.0} ms ({} threads, batch {})",
+            args.model.display(),
+            started.elapsed().as_secs_f64() * 1000.0,
+            args.threads,
+            args.batch
+        );
+    }
+
+    let mut stdin = std::io::stdin().lock();
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        let read = stdin
+            .read_until(b'\n', &mut line)
+            .map_err(|err| format!("could not read stdin ({err})"))?;
+        if read == 0 {
+            return Ok(());
+        }
+        let Ok(text) = std::str::from_utf8(&line) else {
+            write_line(
+                &mut stdout,
+                &bad_request(None, "The request line is not valid UTF-8.".to_owned()),
+            )?;
+            continue;
+        };
+        if text.trim().is_empty() {
+            continue;
+        }
+        match Request::parse(text) {
+            Ok(request) => answer(&mut engine, &request, args.verbose, &mut stdout)?,
+            Err(bad) => write_line(&mut stdout, &bad_request(bad.id, bad.message))?,
+        }
+    }
+}
+
+fn answer(
+    engine: &mut Engine<'_>,
+    request: &Request,
+    verbose: bool,
+    out: &mut impl Write,
+) -> Result<(), String> {
+    match engine.run(request) {
+        Ok(generation) => {
+            if verbose {
+                eprintln!(
+                    "plumb-llm: id {}: prompt {} tokens ({} cached) in {:.0} ms, {} tokens in {:.0} ms, {:?}",
+                    request.id,
+                    generation.prompt_tokens,
+                    generation.cached_tokens,
+                    generation.prompt_time.as_secs_f64() * 1000.0,
+                    generation.output_tokens,
+                    generation.gen_time.as_secs_f64() * 1000.0,
+                    generation.finish
+                );
+            }
+            let reply = Reply {
+                id: request.id,
+                text: generation.text,
+                prompt_tokens: generation.prompt_tokens,
+                cached_tokens: generation.cached_tokens,
+                output_tokens: generation.output_tokens,
+                prompt_ms: millis(generation.prompt_time),
+                gen_ms: millis(generation.gen_time),
+                finish: generation.finish,
+                peak_rss_kb: rss::peak_rss_kb(),
+            };
+            write_line(out, &reply)
+        }
+        Err(err) => {
+            if verbose {
+                eprintln!("plumb-llm: id {}: {err}", request.id);
+            }
+            let reply = ErrorReply {
+                id: Some(request.id),
+                error: err.to_string(),
+                kind: err.kind(),
+            };
+            write_line(out, &reply)
+        }
+    }
+}
+
+fn bad_request(id: Option<u64>, error: String) -> ErrorReply {
+    ErrorReply {
+        id,
+        error,
+        kind: ErrorKind::BadRequest,
+    }
+}
+
+/// Writes one JSON line and flushes it; a closed stdout means plumb is gone, which ends the process.
+fn write_line(out: &mut impl Write, value: &impl Serialize) -> Result<(), String> {
+    let mut line =
+        serde_json::to_vec(value).map_err(|err| format!("could not encode a reply ({err})"))?;
+    line.push(b'\n');
+    out.write_all(&line)
+        .and_then(|()| out.flush())
+        .map_err(|err| format!("could not write to stdout ({err})"))
+}

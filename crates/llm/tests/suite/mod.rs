@@ -1,0 +1,3 @@
+//! Test suites; each spawns the built `plumb-llm` binary.
+
+mod serve;

@@ -1,0 +1,243 @@
+//! End-to-end: spawn `plumb-llm` on the real 0.5B model and drive the JSON Lines protocol.
+//!
+//! The model path comes from `PLUMB_LOCAL_MODEL_05B` (default: plumb's model cache). A missing model fails the
+//! test with the command that fetches it; it is never skipped.
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::PathBuf;
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
+use std::time::Duration;
+
+use pretty_assertions::assert_eq;
+use serde_json::{Value, json};
+
+const BIN: &str = env!("CARGO_BIN_EXE_plumb-llm");
+/// Per reply; generous because a loaded two-core machine slows llama.cpp down a lot.
+const REPLY_TIMEOUT: Duration = Duration::from_secs(300);
+
+fn model_path() -> PathBuf {
+    let path = std::env::var_os("PLUMB_LOCAL_MODEL_05B").map_or_else(
+        || PathBuf::from("/root/.cache/plumb/models/qwen2.5-coder-0.5b-instruct-q4_k_m.gguf"),
+        PathBuf::from,
+    );
+    assert!(
+        path.is_file(),
+        "the local model {} is missing: run `plumb models fetch 0.5b` (or set PLUMB_LOCAL_MODEL_05B to a \
+         Qwen2.5-Coder 0.5B Instruct GGUF file)",
+        path.display()
+    );
+    path
+}
+
+/// A running `plumb-llm`, killed on drop.
+struct Server {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    lines: Receiver<String>,
+}
+
+impl Server {
+    fn start(args: &[&str]) -> Self {
+        let mut child = Command::new(BIN)
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("spawn plumb-llm");
+        let stdout = child.stdout.take().expect("stdout");
+        let (send, lines) = channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                if send.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        let stdin = child.stdin.take();
+        Self {
+            child,
+            stdin,
+            lines,
+        }
+    }
+
+    fn send_line(&mut self, line: &str) {
+        let stdin = self.stdin.as_mut().expect("stdin open");
+        writeln!(stdin, "{line}").expect("write request");
+        stdin.flush().expect("flush request");
+    }
+
+    fn ask(&mut self, request: &Value) -> Value {
+        self.send_line(&request.to_string());
+        self.next()
+    }
+
+    fn next(&self) -> Value {
+        match self.lines.recv_timeout(REPLY_TIMEOUT) {
+            Ok(line) => {
+                serde_json::from_str(&line).unwrap_or_else(|err| panic!("not JSON ({err}): {line}"))
+            }
+            Err(RecvTimeoutError::Timeout) => {
+                panic!("plumb-llm sent no line within {REPLY_TIMEOUT:?}")
+            }
+            Err(RecvTimeoutError::Disconnected) => panic!("plumb-llm closed stdout"),
+        }
+    }
+
+    /// Closes stdin and waits for the exit code.
+    fn finish(mut self) -> Option<i32> {
+        self.stdin = None;
+        for _ in 0..600 {
+            if let Some(status) = self.child.try_wait().expect("wait") {
+                return status.code();
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        None
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn tool(name: &str, arguments: Value) -> Value {
+    json!({"type": "object", "properties": {"thought": {"type": "string"}, "tool": {"const": name},
+        "arguments": arguments}, "required": ["thought", "tool", "arguments"]})
+}
+
+fn tool_schema() -> Value {
+    json!({"oneOf": [
+        tool("read_file", json!({"type": "object", "properties": {"path": {"type": "string"},
+            "start_line": {"type": "integer"}}, "required": ["path"]})),
+        tool("run_command", json!({"type": "object", "properties": {"command": {"type": "string"}},
+            "required": ["command"]})),
+        tool("finish", json!({"type": "object", "properties": {"summary": {"type": "string"}},
+            "required": ["summary"]})),
+    ]})
+}
+
+/// Whether `text` is a JSON object matching one alternative of [`tool_schema`].
+fn matches_tool_schema(text: &str) -> bool {
+    let Ok(Value::Object(reply)) = serde_json::from_str::<Value>(text) else {
+        return false;
+    };
+    let (Some(Value::String(_)), Some(Value::String(tool)), Some(Value::Object(arguments))) = (
+        reply.get("thought"),
+        reply.get("tool"),
+        reply.get("arguments"),
+    ) else {
+        return false;
+    };
+    let string = |key: &str| arguments.get(key).is_some_and(Value::is_string);
+    match tool.as_str() {
+        "read_file" => string("path") && arguments.get("start_line").is_none_or(Value::is_i64),
+        "run_command" => string("command"),
+        "finish" => string("summary"),
+        _ => false,
+    }
+}
+
+const SYSTEM: &str = "<|im_start|>system\nYou are a coding agent. Answer with one JSON object: \
+{\"thought\": \"<a few words>\", \"tool\": \"<tool>\", \"arguments\": {...}}. Tools: read_file(path, start_line), \
+run_command(command), finish(summary).<|im_end|>\n";
+
+/// Keeps the fields of a reply that the test can predict.
+fn outline(reply: &Value) -> Value {
+    match reply.get("error") {
+        Some(_) => json!({"id": reply["id"], "kind": reply["kind"]}),
+        None => json!({"id": reply["id"], "finish": reply["finish"]}),
+    }
+}
+
+#[test]
+fn serves_requests_over_json_lines() {
+    let model = model_path();
+    let mut server = Server::start(&[
+        "--model",
+        model.to_str().expect("utf-8 path"),
+        "--ctx",
+        "2048",
+    ]);
+
+    let ready = server.next();
+    let warm = server.ask(&json!({"id": 1, "prompt": SYSTEM, "max_tokens": 0}));
+    let prompt = format!(
+        "{SYSTEM}<|im_start|>user\nThe tests in tests/test_math.py fail. Read src/math.py first.<|im_end|>\n\
+         <|im_start|>assistant\n"
+    );
+    let call = server.ask(
+        &json!({"id": 2, "prompt": prompt, "json_schema": tool_schema(), "max_tokens": 200,
+        "temperature": 0.0}),
+    );
+    let call_text = call["text"].as_str().unwrap_or_default().to_owned();
+    let next_prompt = format!(
+        "{prompt}{call_text}<|im_end|>\n<|im_start|>user\nTool result:\ndef add(a, b):\n    return a - b\n\
+         <|im_end|>\n<|im_start|>assistant\n"
+    );
+    let follow_up =
+        server.ask(&json!({"id": 3, "prompt": next_prompt, "max_tokens": 4, "temperature": 0.0}));
+    let too_long = server.ask(&json!({"id": 4, "prompt": "word ".repeat(3000), "max_tokens": 16}));
+    server.send_line("this is not json");
+    let garbage = server.next();
+    let bad_field = server.ask(&json!({"id": 6, "prompt": "hi", "max_token": 3}));
+    let bad_schema =
+        server.ask(&json!({"id": 7, "prompt": "hi", "json_schema": {"$ref": "#/nowhere"}}));
+    let still_serving = server.ask(&json!({"id": 8, "prompt": next_prompt, "max_tokens": 2}));
+    let exit_code = server.finish();
+
+    let as_u64 = |reply: &Value, key: &str| reply[key].as_u64().unwrap_or(u64::MAX);
+    let actual = json!({
+        "ready": {"event": ready["event"], "n_ctx": ready["n_ctx"], "model": ready["model"]},
+        "warm": {"text": warm["text"], "output_tokens": warm["output_tokens"], "finish": warm["finish"]},
+        "call": outline(&call),
+        "call_matches_schema": matches_tool_schema(&call_text),
+        "call_reuses_warm_prompt": as_u64(&call, "cached_tokens") == as_u64(&warm, "prompt_tokens"),
+        "follow_up": outline(&follow_up),
+        "follow_up_reuses_previous_round":
+            as_u64(&follow_up, "cached_tokens") == as_u64(&call, "prompt_tokens") + as_u64(&call, "output_tokens"),
+        "too_long": outline(&too_long),
+        "too_long_names_both_numbers": too_long["error"].as_str().is_some_and(|e| e.contains("max_tokens is 16")
+            && e.contains("2048 tokens")),
+        "garbage": outline(&garbage),
+        "bad_field": outline(&bad_field),
+        "bad_schema": outline(&bad_schema),
+        "still_serving": {"id": still_serving["id"], "output_tokens": still_serving["output_tokens"]},
+        "exit_code": exit_code,
+    });
+
+    let expected = json!({
+        "ready": {"event": "ready", "n_ctx": 2048, "model": "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf"},
+        "warm": {"text": "", "output_tokens": 0, "finish": "length"},
+        "call": {"id": 2, "finish": "grammar"},
+        "call_matches_schema": true,
+        "call_reuses_warm_prompt": true,
+        "follow_up": {"id": 3, "finish": "length"},
+        "follow_up_reuses_previous_round": true,
+        "too_long": {"id": 4, "kind": "context_window_exceeded"},
+        "too_long_names_both_numbers": true,
+        "garbage": {"id": null, "kind": "bad_request"},
+        "bad_field": {"id": 6, "kind": "bad_request"},
+        "bad_schema": {"id": 7, "kind": "bad_request"},
+        "still_serving": {"id": 8, "output_tokens": 2},
+        "exit_code": 0,
+    });
+    assert_eq!(actual, expected, "call text: {call_text}");
+}
+
+#[test]
+fn a_missing_model_file_is_one_error_line_and_exit_2() {
+    let server = Server::start(&["--model", "/nonexistent/model.gguf"]);
+
+    let line = server.next();
+    let exit_code = server.finish();
+
+    let expected = json!({"event": "error", "message": "The model file /nonexistent/model.gguf does not exist. \
+        Pass --model with the path of a GGUF file (`plumb models fetch 0.5b` downloads one)."});
+    assert_eq!((line, exit_code), (expected, Some(2)));
+}

@@ -1,0 +1,298 @@
+//! The embedded default model (`local[:NAME]`): Qwen2.5-Coder in GGUF, run by llama.cpp on the CPU
+//! in a `plumb-llm` child process that plumb starts and stops itself. Every reply is forced through
+//! a JSON-schema grammar to exactly one tool call (with a `thought` first when that helper is on),
+//! capped in length, and sampled with settings that suit a small model.
+
+mod chatml;
+mod runner;
+mod schema;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use plumb_protocol::{ModelReply, ToolCall, Usage};
+use serde_json::Value;
+use tokio::sync::Mutex;
+
+use crate::textcall::{TextCall, parse_text_call};
+use crate::{ModelClient, ModelError, ModelRequest};
+
+pub(crate) use runner::find_runner;
+use runner::{Runner, RunnerRequest};
+
+/// How the embedded model is run and sampled.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LocalSettings {
+    /// The GGUF file.
+    pub model_path: PathBuf,
+    /// The `plumb-llm` binary.
+    pub runner: PathBuf,
+    /// The context window plumb runs the model with, in tokens.
+    pub context: u32,
+    pub threads: u32,
+    /// The most tokens one reply may have: a small model that rambles is cut off, not waited for.
+    pub max_reply_tokens: u32,
+    pub temperature: f32,
+    pub top_k: i32,
+    pub top_p: f32,
+    pub min_p: f32,
+    pub repeat_penalty: f32,
+    pub seed: u32,
+    /// Constrain replies with the tool-call grammar (on by default; off only to measure it).
+    pub constrained: bool,
+    /// Ask for a free-text `thought` before each call.
+    pub thought: bool,
+}
+
+impl LocalSettings {
+    pub fn new(model_path: PathBuf, runner: PathBuf) -> Self {
+        Self {
+            model_path,
+            runner,
+            context: 8192,
+            threads: std::thread::available_parallelism()
+                .map(|n| n.get() as u32)
+                .unwrap_or(2),
+            max_reply_tokens: 1024,
+            temperature: 0.2,
+            top_k: 40,
+            top_p: 0.95,
+            min_p: 0.05,
+            repeat_penalty: 1.0,
+            seed: 1234,
+            constrained: true,
+            thought: true,
+        }
+    }
+}
+
+struct State {
+    runner: Option<Runner>,
+    requests: u64,
+}
+
+/// The client for the embedded model.
+pub struct LocalClient {
+    name: String,
+    settings: LocalSettings,
+    state: Arc<Mutex<State>>,
+}
+
+impl LocalClient {
+    /// Makes the client. The runner starts (and loads the model) in the background at once when a
+    /// tokio runtime is running, so loading overlaps with preparing the workspace.
+    pub fn new(name: String, settings: LocalSettings) -> Self {
+        let client = Self {
+            name,
+            settings,
+            state: Arc::new(Mutex::new(State {
+                runner: None,
+                requests: 0,
+            })),
+        };
+        if let Ok(handle) = tokio::runtime::Handle::try_current() {
+            let state = Arc::clone(&client.state);
+            let settings = client.settings.clone();
+            handle.spawn(async move {
+                let mut state = state.lock().await;
+                // A failure here is reported by the first request, which tries again.
+                let _ = ensure_runner(&mut state, &settings).await;
+            });
+        }
+        client
+    }
+
+    fn request_for(
+        &self,
+        id: u64,
+        prompt: String,
+        schema: Option<Box<serde_json::value::RawValue>>,
+        max_tokens: u32,
+    ) -> RunnerRequest {
+        let s = &self.settings;
+        RunnerRequest {
+            id,
+            prompt,
+            json_schema: schema,
+            max_tokens,
+            temperature: s.temperature,
+            top_k: s.top_k,
+            top_p: s.top_p,
+            min_p: s.min_p,
+            repeat_penalty: s.repeat_penalty,
+            // A different seed per request, the same sequence every run: reruns are comparable.
+            seed: s.seed.wrapping_add(id as u32),
+            stop: vec![chatml::TURN_END.to_string()],
+        }
+    }
+}
+
+async fn ensure_runner<'a>(
+    state: &'a mut State,
+    settings: &LocalSettings,
+) -> Result<&'a mut Runner, ModelError> {
+    if state.runner.is_none() {
+        let runner = Runner::start(
+            &settings.runner,
+            &settings.model_path,
+            settings.context,
+            settings.threads,
+        )
+        .await?;
+        state.runner = Some(runner);
+    }
+    state
+        .runner
+        .as_mut()
+        .ok_or_else(|| ModelError::Service("the local model runner is not running".into()))
+}
+
+#[async_trait]
+impl ModelClient for LocalClient {
+    fn name(&self) -> String {
+        self.name.clone()
+    }
+
+    fn warm(&self, request: &ModelRequest) {
+        let Ok(handle) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        let prompt = chatml::render_head(&request.messages, &request.tools, self.settings.thought);
+        let state = Arc::clone(&self.state);
+        let settings = self.settings.clone();
+        let client_request = self.request_for(0, prompt, None, 0);
+        handle.spawn(async move {
+            let mut state = state.lock().await;
+            state.requests += 1;
+            let mut warm = client_request;
+            warm.id = state.requests;
+            if let Ok(runner) = ensure_runner(&mut state, &settings).await {
+                // Warming is an optimisation: a failure shows up again on the real request.
+                let _ = runner.request(&warm).await;
+            }
+        });
+    }
+
+    async fn complete(&self, request: &ModelRequest) -> Result<ModelReply, ModelError> {
+        let prompt = chatml::render(&request.messages, &request.tools, self.settings.thought);
+        let schema = if self.settings.constrained {
+            let text = schema::reply_schema(&request.tools, self.settings.thought);
+            let raw = serde_json::value::RawValue::from_string(text).map_err(|err| {
+                ModelError::Service(format!(
+                    "plumb built a reply schema that is not JSON: {err}"
+                ))
+            })?;
+            Some(raw)
+        } else {
+            None
+        };
+        let mut state = self.state.lock().await;
+        state.requests += 1;
+        let runner_request = self.request_for(
+            state.requests,
+            prompt,
+            schema,
+            self.settings.max_reply_tokens,
+        );
+        let runner = ensure_runner(&mut state, &self.settings).await?;
+        let reply = match runner.request(&runner_request).await {
+            Ok(reply) => reply,
+            Err(err @ ModelError::Service(_)) => {
+                // The runner died: forget it, so the next request starts a fresh one.
+                state.runner = None;
+                return Err(err);
+            }
+            Err(err) => return Err(err),
+        };
+        let usage = Usage {
+            input_tokens: reply.prompt_tokens,
+            cached_tokens: reply.cached_tokens,
+            output_tokens: reply.output_tokens,
+            usd: 0.0,
+        };
+        Ok(reply_from_text(
+            &reply.text,
+            &request.tools,
+            usage,
+            state.requests,
+            reply.finish == "length",
+        ))
+    }
+}
+
+/// Turns the generated text into a reply: the one JSON object becomes the tool call and its
+/// `thought` the reply's content. Text that is not a call stays content, so the loop tells the
+/// model what to send.
+fn reply_from_text(
+    text: &str,
+    tools: &[plumb_protocol::ToolSpec],
+    usage: Usage,
+    request: u64,
+    cut: bool,
+) -> ModelReply {
+    let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
+    let mut reply = ModelReply {
+        content: text.to_string(),
+        tool_calls: Vec::new(),
+        usage,
+        exhausted: false,
+    };
+    if let TextCall::Call {
+        name,
+        arguments,
+        thought,
+    } = parse_text_call(text, &names)
+    {
+        let arguments = match arguments {
+            Value::Object(_) => arguments,
+            _ => Value::Object(serde_json::Map::new()),
+        };
+        reply.content = thought;
+        reply.tool_calls.push(ToolCall {
+            id: format!("local_{request}"),
+            name,
+            arguments,
+        });
+    } else if cut {
+        reply.content =
+            format!("{text}\n[plumb: this reply was cut off at the reply length limit]");
+    }
+    reply
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn constrained_text_becomes_a_call_with_the_thought_as_content() {
+        let tools = vec![plumb_protocol::ToolSpec {
+            name: "read_file".into(),
+            description: String::new(),
+            parameters: json!({}),
+        }];
+        let reply = reply_from_text(
+            r#"{"thought": "see the totals", "tool": "read_file", "arguments": {"path": "a.py"}}"#,
+            &tools,
+            Usage::default(),
+            3,
+            false,
+        );
+        assert_eq!(reply.content, "see the totals");
+        assert_eq!(reply.tool_calls.len(), 1);
+        assert_eq!(reply.tool_calls[0].id, "local_3");
+        assert_eq!(reply.tool_calls[0].arguments, json!({"path": "a.py"}));
+        let cut = reply_from_text(
+            r#"{"thought": "and then"#,
+            &tools,
+            Usage::default(),
+            4,
+            true,
+        );
+        assert!(cut.tool_calls.is_empty());
+        assert!(cut.content.contains("cut off"), "{}", cut.content);
+    }
+}

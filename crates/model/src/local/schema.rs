@@ -1,0 +1,164 @@
+//! The JSON schema that constrains the embedded model's reply to one well-formed tool call: one
+//! alternative per tool, the tool's name as a constant, its arguments typed, and (with the thought
+//! helper) a free-text `thought` first. llama.cpp turns it into a grammar; the schema is written as
+//! text by hand because the grammar follows the order of the properties, and the order matters to a
+//! small model: think first, then name the tool, then `path` before `old_text` before `new_text`.
+
+use plumb_protocol::ToolSpec;
+use serde_json::Value;
+
+/// The longest `thought` the grammar allows: a sentence or two.
+const THOUGHT_MAX_CHARS: usize = 200;
+
+/// The schema text for a reply that calls one of `tools`.
+pub(crate) fn reply_schema(tools: &[ToolSpec], thought: bool) -> String {
+    let alternatives: Vec<String> = tools
+        .iter()
+        .map(|tool| {
+            let mut properties = Vec::new();
+            let mut required = Vec::new();
+            if thought {
+                // Bounded: a small model at low temperature can otherwise think until its reply
+                // limit and never reach the call.
+                properties.push(format!(
+                    r#""thought": {{"type": "string", "maxLength": {THOUGHT_MAX_CHARS}}}"#
+                ));
+                required.push(r#""thought""#);
+            }
+            properties.push(format!(
+                r#""tool": {{"const": {}}}"#,
+                Value::String(tool.name.clone())
+            ));
+            properties.push(format!(r#""arguments": {}"#, arguments_schema(&tool.parameters)));
+            required.extend([r#""tool""#, r#""arguments""#]);
+            format!(
+                r#"{{"type": "object", "properties": {{{}}}, "required": [{}], "additionalProperties": false}}"#,
+                properties.join(", "),
+                required.join(", ")
+            )
+        })
+        .collect();
+    format!(r#"{{"oneOf": [{}]}}"#, alternatives.join(", "))
+}
+
+/// A tool's argument schema with required properties first (in the order `required` lists them),
+/// then the optional ones; descriptions, defaults and bounds dropped (they do not shape the grammar
+/// and only make it bigger).
+fn arguments_schema(parameters: &Value) -> String {
+    let empty = serde_json::Map::new();
+    let properties = parameters
+        .get("properties")
+        .and_then(Value::as_object)
+        .unwrap_or(&empty);
+    let required: Vec<&str> = parameters
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|list| list.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let mut ordered: Vec<&str> = required
+        .iter()
+        .copied()
+        .filter(|name| properties.contains_key(*name))
+        .collect();
+    ordered.extend(
+        properties
+            .keys()
+            .map(String::as_str)
+            .filter(|name| !required.contains(name)),
+    );
+    let fields: Vec<String> = ordered
+        .iter()
+        .filter_map(|name| {
+            let property = properties.get(*name)?;
+            Some(format!(
+                "{}: {}",
+                Value::String((*name).to_string()),
+                property_schema(property)
+            ))
+        })
+        .collect();
+    let required_text: Vec<String> = required
+        .iter()
+        .map(|name| Value::String((*name).to_string()).to_string())
+        .collect();
+    format!(
+        r#"{{"type": "object", "properties": {{{}}}, "required": [{}], "additionalProperties": false}}"#,
+        fields.join(", "),
+        required_text.join(", ")
+    )
+}
+
+fn property_schema(property: &Value) -> String {
+    let mut kept = serde_json::Map::new();
+    for key in ["type", "enum", "const"] {
+        if let Some(value) = property.get(key) {
+            kept.insert(key.to_string(), value.clone());
+        }
+    }
+    if let Some(items) = property.get("items") {
+        kept.insert(
+            "items".to_string(),
+            serde_json::from_str(&property_schema(items)).unwrap_or(Value::Null),
+        );
+    }
+    if kept.is_empty() {
+        return "{}".to_string();
+    }
+    Value::Object(kept).to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn edit_tool() -> ToolSpec {
+        ToolSpec {
+            name: "edit_file".into(),
+            description: "Edit.".into(),
+            parameters: json!({
+                "type": "object",
+                "additionalProperties": false,
+                "properties": {
+                    "new_text": {"type": "string", "description": "x"},
+                    "old_text": {"type": "string"},
+                    "path": {"type": "string"},
+                    "tests": {"type": "array", "items": {"type": "string", "description": "y"}}
+                },
+                "required": ["path", "old_text", "new_text"]
+            }),
+        }
+    }
+
+    #[test]
+    fn schema_is_valid_json_in_the_intended_order() {
+        let text = reply_schema(&[edit_tool()], true);
+        let parsed: Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(
+            parsed["oneOf"][0]["properties"]["tool"]["const"],
+            "edit_file"
+        );
+        let thought = text.find("\"thought\"").unwrap();
+        let tool = text.find("\"tool\"").unwrap();
+        let path = text.find("\"path\"").unwrap();
+        let old = text.find("\"old_text\"").unwrap();
+        let new = text.find("\"new_text\"").unwrap();
+        let tests = text.find("\"tests\"").unwrap();
+        assert!(
+            thought < tool && tool < path && path < old && old < new && new < tests,
+            "{text}"
+        );
+        assert!(!text.contains("description"), "{text}");
+        assert_eq!(
+            parsed["oneOf"][0]["properties"]["arguments"]["properties"]["tests"],
+            json!({"type": "array", "items": {"type": "string"}})
+        );
+    }
+
+    #[test]
+    fn without_thought_there_is_no_thought_field() {
+        let text = reply_schema(&[edit_tool()], false);
+        assert!(!text.contains("thought"), "{text}");
+    }
+}

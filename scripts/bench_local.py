@@ -1,0 +1,141 @@
+#!/usr/bin/env python3
+"""BILL-412 with the embedded model, N times: verified fixes, rounds, seconds per round, memory.
+
+Usage: scripts/bench_local.py [--runs 10] [--model local] [--plumb target/release/plumb]
+                              [--max-rounds 30] [-c key=value ...]
+
+Each run is `plumb fix --json` on a fresh git copy of examples/billing, with a private PLUMB_HOME.
+The table gives, per run: outcome, rounds, model seconds per round (the model's share of each round,
+from the report's timings), whole seconds per round, tokens, and the runner's peak memory (VmHWM of
+the `plumb-llm` process, read from /proc every 0.2 s). Then medians. Nothing here is estimated: a
+figure that could not be read is printed as "?".
+"""
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def runner_peak_kb(stop, peak):
+    """Samples VmHWM of every plumb-llm process until `stop` is set."""
+    while not stop.is_set():
+        for pid in os.listdir("/proc"):
+            if not pid.isdigit():
+                continue
+            try:
+                with open(f"/proc/{pid}/comm") as f:
+                    if f.read().strip() != "plumb-llm":
+                        continue
+                with open(f"/proc/{pid}/status") as f:
+                    for line in f:
+                        if line.startswith("VmHWM:"):
+                            peak[0] = max(peak[0], int(line.split()[1]))
+            except OSError:
+                continue
+        time.sleep(0.2)
+
+
+def one_run(args, index):
+    work = Path(tempfile.mkdtemp(prefix=f"plumb-bench-local-{index}-"))
+    repo = work / "billing"
+    shutil.copytree(ROOT / "examples" / "billing", repo)
+    env = {k: v for k, v in os.environ.items()}
+    env.update(GIT_AUTHOR_NAME="bench", GIT_AUTHOR_EMAIL="bench@example.com",
+               GIT_COMMITTER_NAME="bench", GIT_COMMITTER_EMAIL="bench@example.com")
+    subprocess.run(["git", "init", "-q"], cwd=repo, check=True)
+    subprocess.run(["git", "add", "-A"], cwd=repo, check=True, env=env)
+    subprocess.run(["git", "commit", "-qm", "base"], cwd=repo, check=True, env=env)
+    env["PLUMB_HOME"] = str(work / "home")
+    command = [args.plumb, "fix", "--repo", str(repo), "--ticket", str(repo / "BILL-412.md"),
+               "--model", args.model, "--json", "--max-rounds", str(args.max_rounds)]
+    for item in args.config:
+        command += ["-c", item]
+    stop = threading.Event()
+    peak = [0]
+    sampler = threading.Thread(target=runner_peak_kb, args=(stop, peak), daemon=True)
+    sampler.start()
+    started = time.monotonic()
+    done = subprocess.run(command, env=env, capture_output=True, text=True)
+    wall = time.monotonic() - started
+    stop.set()
+    sampler.join()
+    try:
+        report = json.loads(done.stdout)
+    except json.JSONDecodeError:
+        sys.stderr.write(f"run {index}: no report (exit {done.returncode})\n{done.stderr[-2000:]}\n")
+        return {"exit": done.returncode, "outcome": "no report", "rounds": 0, "wall": wall,
+                "model_s_per_round": None, "s_per_round": None, "tokens_in": None,
+                "tokens_out": None, "peak_mb": peak[0] / 1024 if peak[0] else None}
+    rounds = report.get("rounds", 0)
+    timings = report.get("timings", {})
+    usage = report.get("usage", {})
+    shutil.rmtree(work, ignore_errors=True)
+    return {
+        "exit": done.returncode,
+        "outcome": report.get("outcome"),
+        "rounds": rounds,
+        "wall": wall,
+        "model_s_per_round": timings.get("model_ms", 0) / 1000 / rounds if rounds else None,
+        "s_per_round": timings.get("total_ms", 0) / 1000 / rounds if rounds else None,
+        "tokens_in": usage.get("input_tokens"),
+        "tokens_out": usage.get("output_tokens"),
+        "peak_mb": peak[0] / 1024 if peak[0] else None,
+        "reason": report.get("reason", ""),
+    }
+
+
+def fmt(value, spec="{:.1f}"):
+    return "?" if value is None else spec.format(value)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--runs", type=int, default=10)
+    parser.add_argument("--model", default="local")
+    parser.add_argument("--plumb", default=str(ROOT / "target" / "release" / "plumb"))
+    parser.add_argument("--max-rounds", type=int, default=30)
+    parser.add_argument("-c", dest="config", action="append", default=[])
+    args = parser.parse_args()
+    if not Path(args.plumb).is_file():
+        sys.exit(f"{args.plumb} does not exist; build it with cargo build --release -p plumb -p plumb-llm")
+    print(f"BILL-412, model {args.model}, {args.runs} runs, max rounds {args.max_rounds}, "
+          f"settings {args.config or 'default'}, {os.cpu_count()} CPUs")
+    print()
+    print("| run | outcome | rounds | model s/round | s/round | tokens in | tokens out | runner peak MB | wall s |")
+    print("|--:|---|--:|--:|--:|--:|--:|--:|--:|")
+    results = []
+    for index in range(1, args.runs + 1):
+        r = one_run(args, index)
+        results.append(r)
+        print(f"| {index} | {r['outcome']} | {r['rounds']} | {fmt(r['model_s_per_round'])} | "
+              f"{fmt(r['s_per_round'])} | {fmt(r['tokens_in'], '{}')} | {fmt(r['tokens_out'], '{}')} | "
+              f"{fmt(r['peak_mb'], '{:.0f}')} | {r['wall']:.0f} |", flush=True)
+    fixed = sum(1 for r in results if r["outcome"] == "success")
+    def median(key):
+        values = [r[key] for r in results if r[key] is not None]
+        return statistics.median(values) if values else None
+    print()
+    print(f"verified fixes: {fixed} of {len(results)}")
+    print(f"median rounds: {fmt(median('rounds'))}")
+    print(f"median model seconds per round: {fmt(median('model_s_per_round'))}")
+    print(f"median seconds per round (whole run / rounds): {fmt(median('s_per_round'))}")
+    peaks = [r["peak_mb"] for r in results if r["peak_mb"] is not None]
+    print(f"runner peak memory: {fmt(max(peaks) if peaks else None, '{:.0f}')} MB")
+    outcomes = {}
+    for r in results:
+        outcomes[r["outcome"]] = outcomes.get(r["outcome"], 0) + 1
+    print(f"outcomes: {outcomes}")
+
+
+if __name__ == "__main__":
+    main()
