@@ -22,6 +22,11 @@ impl Run {
         if !reply.tool_calls.is_empty() || reply.exhausted || reply.content.trim().is_empty() {
             return None;
         }
+        if reply.content.ends_with(plumb_model::CUT_OFF_MARK) {
+            return Some(
+                "your reply was cut off at the reply length limit before its tool call was complete; send a shorter call (in edit_file, old_text and new_text need only the lines that change)".to_string(),
+            );
+        }
         let specs = self.registry.specs();
         let names: Vec<&str> = specs.iter().map(|s| s.name.as_str()).collect();
         match parse_text_call(&reply.content, &names) {

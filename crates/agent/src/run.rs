@@ -89,6 +89,9 @@ pub struct Run {
     pub(crate) keep_full: usize,
     /// What the last model request cost, to stop before one that would pass the cost budget.
     pub(crate) last_request_usd: f64,
+    /// How many times a tool changed files or ran commands: a read repeated at the same count
+    /// would get the same answer.
+    pub(crate) changes: u32,
 }
 
 impl Run {
@@ -96,8 +99,12 @@ impl Run {
     pub async fn prepare(spec: RunSpec) -> Result<Run, RunError> {
         let started = Instant::now();
         // The embedded model starts evaluating the fixed system turn while the workspace is made.
+        let helpers = spec
+            .config
+            .helpers
+            .for_model(spec.model.name().starts_with("local"));
         spec.model.warm(&plumb_model::ModelRequest {
-            messages: vec![Message::system(prompt::RULES)],
+            messages: vec![Message::system(prompt::rules(helpers.code_up_front))],
             tools: Registry::builtin().specs(),
         });
         if !spec.repo.is_dir() {
@@ -166,6 +173,7 @@ impl Run {
                 .for_model(spec.model.name().starts_with("local")),
             keep_full: spec.config.limits.full_results_kept,
             last_request_usd: 0.0,
+            changes: 0,
             spec,
             workspace,
             journal,
@@ -315,7 +323,10 @@ impl Run {
             repo_map: &repo_map,
             code: code.as_ref().map(|c| c.text.as_str()),
         });
-        self.head = vec![Message::system(prompt::RULES), Message::user(first)];
+        self.head = vec![
+            Message::system(prompt::rules(self.helpers.code_up_front)),
+            Message::user(first),
+        ];
     }
 
     /// Runs rounds until an ending, then finishes: the final report.
@@ -493,6 +504,15 @@ impl Run {
                 ),
                 Err(ending) => return Some(ending),
             }
+        } else if let Some(earlier) = self.repeated_read(call) {
+            (
+                Err(ToolError::RespondToModel(format!(
+                    "you already called {} with these same arguments in round {earlier}, and no file has changed since, so the answer is the one you got then. Take the next step instead (read a file it pointed to, add a test, or edit).",
+                    call.name
+                ))),
+                false,
+                self.spec.config.limits.tool_output_lines,
+            )
         } else if let serde_json::Value::String(raw) = &call.arguments {
             // Arguments that arrived as text and could not be repaired: nothing runs.
             let why = plumb_model::textcall::repair_arguments(raw)
@@ -531,9 +551,15 @@ impl Run {
                 .get(&call.name)
                 .is_some_and(|tool| tool.runs_commands());
         self.unsaved |= runs_commands;
+        if runs_commands {
+            self.changes += 1;
+        }
         let (ok, output, summary, changed) = match result {
             Ok(out) => {
                 self.timings.commands_ms += out.command_time.as_millis() as u64;
+                if out.changed {
+                    self.changes += 1;
+                }
                 (true, out.text, out.summary, out.changed)
             }
             Err(ToolError::RespondToModel(text)) => {
@@ -579,6 +605,16 @@ impl Run {
         }
         self.stuck.succeeded();
         None
+    }
+
+    /// The round of an identical earlier read-only call when nothing has changed since.
+    fn repeated_read(&mut self, call: &ToolCall) -> Option<u32> {
+        const READ_ONLY: [&str; 3] = ["search_code", "read_file", "list_files"];
+        if !READ_ONLY.contains(&call.name.as_str()) {
+            return None;
+        }
+        self.stuck
+            .repeated_read(&call.name, &call.arguments, self.round, self.changes)
     }
 
     fn count_failure(&mut self, tool: &str, args: &serde_json::Value) -> Option<Ending> {

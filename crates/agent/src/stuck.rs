@@ -1,11 +1,17 @@
 //! Stuck detection: the same failed action (tool name and arguments, compared as canonical JSON)
-//! several times in a row ends the run. Any successful action resets the count.
+//! several times in a row ends the run. Any successful action resets the count. Also remembers the
+//! read-only calls already answered, so a model that repeats one (a small model's favourite loop)
+//! is told so instead of getting the same answer again.
+
+use std::collections::HashMap;
 
 use serde_json::Value;
 
 #[derive(Debug, Default)]
 pub(crate) struct StuckDetector {
     last: Option<(String, u32)>,
+    /// Read-only calls answered so far: the round, and how many changes the workspace had seen then.
+    answered: HashMap<String, (u32, u32)>,
 }
 
 impl StuckDetector {
@@ -23,6 +29,25 @@ impl StuckDetector {
 
     pub(crate) fn succeeded(&mut self) {
         self.last = None;
+    }
+
+    /// For a read-only call: the round of an identical earlier call when nothing has changed since
+    /// (the answer would be the same), else `None`, and the call is remembered.
+    pub(crate) fn repeated_read(
+        &mut self,
+        tool: &str,
+        args: &Value,
+        round: u32,
+        changes: u32,
+    ) -> Option<u32> {
+        let signature = format!("{tool} {args}");
+        match self.answered.get(&signature) {
+            Some((earlier, at)) if *at == changes => Some(*earlier),
+            _ => {
+                self.answered.insert(signature, (round, changes));
+                None
+            }
+        }
     }
 }
 
@@ -43,5 +68,19 @@ mod tests {
         stuck.succeeded();
         counts.push(stuck.failed("edit_file", &a));
         assert_eq!(counts, vec![1, 2, 1, 1]);
+    }
+
+    #[test]
+    fn a_read_repeated_with_nothing_changed_is_noticed() {
+        let mut stuck = StuckDetector::default();
+        let args = json!({"query": "gst"});
+        let seen = [
+            stuck.repeated_read("search_code", &args, 1, 0),
+            stuck.repeated_read("search_code", &args, 2, 0),
+            stuck.repeated_read("search_code", &json!({"query": "tax"}), 3, 0),
+            stuck.repeated_read("search_code", &args, 4, 1),
+            stuck.repeated_read("search_code", &args, 5, 1),
+        ];
+        assert_eq!(seen, [None, Some(1), None, None, Some(4)]);
     }
 }

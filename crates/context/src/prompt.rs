@@ -19,6 +19,18 @@ How to work:
 
 Never change what an existing test expects, never skip or delete tests, and never touch files the project notes forbid. Keep the change small. Call one tool per reply.";
 
+/// The rules with the code-up-front helper on: step 1 points at the code already shown.
+pub fn rules(code_up_front: bool) -> String {
+    if code_up_front {
+        RULES.replace(
+            "1. Find the code the ticket is about: search_code",
+            "1. Find the code the ticket is about: it is usually shown in the first message under \"Code the ticket is probably about\", so start from it; otherwise search_code",
+        )
+    } else {
+        RULES.to_string()
+    }
+}
+
 /// The parts of the first user message.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct FirstMessage<'a> {
@@ -78,14 +90,20 @@ pub enum Turn {
     Note(String),
 }
 
-/// The messages of one request: `head` (rules and first message), then the turns, with every tool
-/// result but the last `keep_full` shrunk to its single line.
+/// The messages of one request: `head` (rules and first message), then the turns, with older tool
+/// results shrunk to their single line in steps of `keep_full`, keeping at least the last `keep_full`.
 pub fn build_messages(head: &[Message], turns: &[Turn], keep_full: usize) -> Vec<Message> {
     let results = turns
         .iter()
         .filter(|t| matches!(t, Turn::ToolResult { .. }))
         .count();
-    let shrink_before = results.saturating_sub(keep_full);
+    // Results shrink `keep_full` at a time, so the front of the conversation changes only every
+    // `keep_full` results and a provider's prompt cache (or the local model's KV cache) keeps
+    // matching in between; at least the last `keep_full` stay in full.
+    let shrink_before = match keep_full {
+        0 => results,
+        keep => (results.saturating_sub(keep) / keep) * keep,
+    };
     let mut seen = 0usize;
     let mut messages = head.to_vec();
     for turn in turns {
@@ -149,6 +167,14 @@ mod tests {
             (Role::User, "[plumb] check failed".to_string()),
         ];
         assert_eq!(actual, expected);
+    }
+
+    #[test]
+    fn rules_point_at_the_code_shown_up_front() {
+        assert_eq!(rules(false), RULES);
+        let with_code = rules(true);
+        assert_ne!(with_code, RULES);
+        assert!(with_code.contains("under \"Code the ticket is probably about\", so start from it; otherwise search_code for the words"));
     }
 
     #[test]

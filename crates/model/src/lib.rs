@@ -23,6 +23,10 @@ pub use local::{LocalClient, LocalSettings};
 pub use script::{ScriptModel, ScriptTurn, parse_script};
 pub use spec::ModelSpec;
 
+/// Ends the content of a reply that a model's reply limit cut off before its tool call was
+/// complete, so the loop can tell the model why nothing ran.
+pub const CUT_OFF_MARK: &str = "[plumb: this reply was cut off at the reply length limit]";
+
 /// What the loop sends for one round.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ModelRequest {

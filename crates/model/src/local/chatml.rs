@@ -13,6 +13,12 @@ const END: &str = "<|im_end|>";
 pub(crate) const TURN_END: &str = END;
 
 /// Renders the conversation up to the start of the next assistant turn.
+///
+/// Earlier rounds are not replayed as assistant turns: they are narrated, in order, in the one user
+/// turn ("Step 2: you called read_file with …; the result: …"). A small model copies its own
+/// earlier replies almost token for token — even at a high temperature, even after a note saying
+/// the call was already made — and a narrated history gives it nothing to copy. The text only grows
+/// at the end, so the prompt cache keeps matching.
 pub(crate) fn render(messages: &[Message], tools: &[ToolSpec], thought: bool) -> String {
     let mut out = String::new();
     let system: Vec<&str> = messages
@@ -29,15 +35,16 @@ pub(crate) fn render(messages: &[Message], tools: &[ToolSpec], thought: bool) ->
             tools_section(tools, thought)
         ),
     );
-    let mut pending_user = String::new();
+    let mut user = String::new();
+    let mut step = 0;
     for message in messages.iter().filter(|m| m.role != Role::System) {
         match message.role {
             Role::System => {}
-            Role::User => push_part(&mut pending_user, &message.content),
+            Role::User => push_part(&mut user, &message.content),
             Role::Tool => {
                 let name = tool_name_for(messages, message.tool_call_id.as_deref());
                 push_part(
-                    &mut pending_user,
+                    &mut user,
                     &format!(
                         "<tool_response name=\"{name}\">\n{}\n</tool_response>",
                         message.content.trim_end()
@@ -45,54 +52,56 @@ pub(crate) fn render(messages: &[Message], tools: &[ToolSpec], thought: bool) ->
                 );
             }
             Role::Assistant => {
-                if !pending_user.is_empty() {
-                    push_turn(&mut out, "user", &pending_user);
-                    pending_user.clear();
-                }
-                push_turn(&mut out, "assistant", &assistant_text(message, thought));
+                step += 1;
+                push_part(&mut user, &narrated_step(step, message, thought));
             }
         }
     }
-    if !pending_user.is_empty() {
-        push_turn(&mut out, "user", &pending_user);
+    if step > 0 {
+        push_part(
+            &mut user,
+            &format!(
+                "# Step {}\nYour next call, as one JSON object (do not repeat a call whose result is above).",
+                step + 1
+            ),
+        );
+    }
+    if !user.is_empty() {
+        push_turn(&mut out, "user", &user);
     }
     out.push_str(START);
     out.push_str("assistant\n");
     out
 }
 
-/// The fixed head of every prompt (system turn and the first user turn), for warming the cache.
-pub(crate) fn render_head(messages: &[Message], tools: &[ToolSpec], thought: bool) -> String {
-    let head: Vec<Message> = messages
-        .iter()
-        .take_while(|m| matches!(m.role, Role::System | Role::User))
-        .cloned()
-        .collect();
-    let mut text = render(&head, tools, thought);
-    // Drop the trailing assistant opener: the warm-up is only the shared prefix.
-    let opener = format!("{START}assistant\n");
-    if text.ends_with(&opener) {
-        text.truncate(text.len() - opener.len());
+/// One earlier round in the user's words: what was thought and called.
+fn narrated_step(step: usize, message: &Message, thought: bool) -> String {
+    let mut text = format!("# Step {step}\n");
+    if thought && !message.content.trim().is_empty() {
+        text.push_str(&format!("You thought: {}\n", message.content.trim()));
+    }
+    match message.tool_calls.first() {
+        Some(call) => text.push_str(&format!(
+            "You called {} with {}.",
+            call.name,
+            spaced_json(&call.arguments)
+        )),
+        None => text.push_str("You called no tool."),
     }
     text
 }
 
-/// An assistant turn as the model itself would have written it: the one JSON object.
-fn assistant_text(message: &Message, thought: bool) -> String {
-    let Some(call) = message.tool_calls.first() else {
-        return message.content.clone();
-    };
-    // Written by hand: the fields' order is the grammar's order, not serde_json's sorted one.
-    let mut parts = Vec::new();
-    if thought {
-        parts.push(format!(
-            "\"thought\": {}",
-            Value::String(message.content.clone())
-        ));
-    }
-    parts.push(format!("\"tool\": {}", Value::String(call.name.clone())));
-    parts.push(format!("\"arguments\": {}", spaced_json(&call.arguments)));
-    format!("{{{}}}", parts.join(", "))
+/// The fixed head of every prompt, the system turn (rules and tools), for warming the cache.
+pub(crate) fn render_head(messages: &[Message], tools: &[ToolSpec], thought: bool) -> String {
+    let system: Vec<Message> = messages
+        .iter()
+        .filter(|m| m.role == Role::System)
+        .cloned()
+        .collect();
+    let text = render(&system, tools, thought);
+    // Only the system turn: what follows it differs from run to run.
+    let end = text.find(END).map_or(text.len(), |at| at + END.len() + 1);
+    text.get(..end).unwrap_or(&text).to_string()
 }
 
 fn tools_section(tools: &[ToolSpec], thought: bool) -> String {
@@ -224,19 +233,17 @@ mod tests {
     }
 
     #[test]
-    fn renders_turns_tool_results_and_the_open_assistant_turn() {
+    fn renders_the_history_as_narrated_steps_in_one_user_turn() {
         let call = ToolCall {
             id: "c1".into(),
             name: "read_file".into(),
             arguments: json!({"path": "a.py"}),
         };
-        let assistant = Message::assistant("look at a.py", vec![call]);
-        let tool = Message::tool("c1", "1 | x = 1\n");
         let messages = vec![
             Message::system("RULES"),
             Message::user("TICKET"),
-            assistant,
-            tool,
+            Message::assistant("look at a.py", vec![call]),
+            Message::tool("c1", "1 | x = 1\n"),
             Message::user("a note"),
         ];
         let text = render(&messages, &tools(), true);
@@ -248,14 +255,24 @@ mod tests {
             text.contains("- path (string, required): The file."),
             "{text}"
         );
-        assert!(text.contains("<|im_start|>user\nTICKET<|im_end|>\n<|im_start|>assistant\n{\"thought\": \"look at a.py\", \"tool\": \"read_file\", \"arguments\": {\"path\": \"a.py\"}}<|im_end|>\n"), "{text}");
-        assert!(text.ends_with("<|im_start|>user\n<tool_response name=\"read_file\">\n1 | x = 1\n</tool_response>\n\na note<|im_end|>\n<|im_start|>assistant\n"), "{text}");
+        assert!(
+            text.ends_with("<|im_start|>user\nTICKET\n\n# Step 1\nYou thought: look at a.py\nYou called read_file with {\"path\": \"a.py\"}.\n\n<tool_response name=\"read_file\">\n1 | x = 1\n</tool_response>\n\na note\n\n# Step 2\nYour next call, as one JSON object (do not repeat a call whose result is above).<|im_end|>\n<|im_start|>assistant\n"),
+            "{text}"
+        );
+        assert_eq!(
+            text.matches("<|im_start|>assistant").count(),
+            1,
+            "no replayed assistant turns"
+        );
         let head = render_head(&messages, &tools(), true);
         assert!(
-            text.starts_with(&head),
-            "the head is a prefix of every prompt"
+            head.ends_with("<|im_end|>\n") && !head.contains("TICKET"),
+            "{head}"
         );
-        assert!(head.ends_with("TICKET<|im_end|>\n"));
+        assert!(
+            text.starts_with(&head),
+            "the system turn is a prefix of every prompt"
+        );
     }
 
     #[test]

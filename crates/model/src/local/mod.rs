@@ -189,12 +189,17 @@ impl ModelClient for LocalClient {
         };
         let mut state = self.state.lock().await;
         state.requests += 1;
-        let runner_request = self.request_for(
+        let mut runner_request = self.request_for(
             state.requests,
             prompt,
             schema,
             self.settings.max_reply_tokens,
         );
+        // After a refused call a small model tends to copy its last reply; sampling hotter breaks
+        // the loop where the note alone does not.
+        let failures = trailing_failures(&request.messages);
+        runner_request.temperature =
+            (self.settings.temperature + FAILURE_HEAT * failures as f32).min(MAX_TEMPERATURE);
         let runner = ensure_runner(&mut state, &self.settings).await?;
         let reply = match runner.request(&runner_request).await {
             Ok(reply) => reply,
@@ -219,6 +224,26 @@ impl ModelClient for LocalClient {
             reply.finish == "length",
         ))
     }
+}
+
+/// Temperature added per refused call in a row, and the most it reaches.
+const FAILURE_HEAT: f32 = 0.3;
+const MAX_TEMPERATURE: f32 = 1.0;
+
+/// How many of the latest results were refusals (tool errors or harness notes), counted back from
+/// the end of the conversation to the last success.
+fn trailing_failures(messages: &[plumb_protocol::Message]) -> u32 {
+    use plumb_protocol::Role;
+    let mut count = 0;
+    for message in messages.iter().rev() {
+        match message.role {
+            Role::Tool if message.content.starts_with("Error:") => count += 1,
+            Role::User if message.content.starts_with("[plumb]") => count += 1,
+            Role::Assistant => {}
+            _ => break,
+        }
+    }
+    count
 }
 
 /// Turns the generated text into a reply: the one JSON object becomes the tool call and its
@@ -266,6 +291,23 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+
+    #[test]
+    fn failures_are_counted_back_to_the_last_success() {
+        use plumb_protocol::Message;
+        let messages = vec![
+            Message::system("rules"),
+            Message::user("ticket"),
+            Message::assistant("", vec![]),
+            Message::tool("a", "found 3"),
+            Message::assistant("", vec![]),
+            Message::tool("b", "Error: already called"),
+            Message::assistant("", vec![]),
+            Message::user("[plumb] no tool call"),
+        ];
+        assert_eq!(trailing_failures(&messages), 2);
+        assert_eq!(trailing_failures(&messages[..4]), 0);
+    }
 
     #[test]
     fn constrained_text_becomes_a_call_with_the_thought_as_content() {
