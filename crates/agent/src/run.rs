@@ -18,7 +18,7 @@ use plumb_verify::{TestCommand, TestOutcome, TestResults};
 use plumb_workspace::{CommitId, Workspace};
 
 use crate::journal::Journal;
-use crate::stuck::StuckDetector;
+use crate::stuck::{Answered, StuckDetector};
 use crate::{RunError, RunSpec};
 
 /// Notes files looked for at the repository root, first found wins.
@@ -27,6 +27,24 @@ const NOTES_FILES: [&str; 3] = ["AGENTS.md", "CLAUDE.md", ".plumb/notes.md"];
 const NOTES_MAX_CHARS: usize = 8_000;
 /// Lines of code shown up front by the small-model helper.
 const CODE_UP_FRONT_LINES: usize = 80;
+
+/// Lines of the source file's test shown with it: enough for the imports and one test.
+const TEST_UP_FRONT_LINES: usize = 40;
+
+/// The code-up-front helper's text: the likely source file, then the start of its test file as a
+/// pattern for the new test.
+fn code_up_front(root: &Path, ticket: &str) -> Option<String> {
+    use plumb_context::relevant::{relevant_code, test_for};
+    let code = relevant_code(root, ticket, CODE_UP_FRONT_LINES)?;
+    let mut text = code.text;
+    if let Some(test) = test_for(root, &code.path, TEST_UP_FRONT_LINES) {
+        text.push_str(&format!(
+            "\nThe start of its tests, a pattern for the new test:\n{}",
+            test.text
+        ));
+    }
+    Some(text)
+}
 
 /// Why the rounds stopped.
 pub(crate) struct Ending {
@@ -99,7 +117,7 @@ impl Run {
     pub async fn prepare(spec: RunSpec) -> Result<Run, RunError> {
         let started = Instant::now();
         // The embedded model starts evaluating the fixed system turn while the workspace is made.
-        let helpers = spec
+        let helpers: plumb_config::HelpersInEffect = spec
             .config
             .helpers
             .for_model(spec.model.name().starts_with("local"));
@@ -167,10 +185,7 @@ impl Run {
             reproduce_failing: Vec::new(),
             done_count: 0,
             baseline_view_ready: false,
-            helpers: spec
-                .config
-                .helpers
-                .for_model(spec.model.name().starts_with("local")),
+            helpers,
             keep_full: spec.config.limits.full_results_kept,
             last_request_usd: 0.0,
             changes: 0,
@@ -311,9 +326,7 @@ impl Run {
         let code = self
             .helpers
             .code_up_front
-            .then(|| {
-                plumb_context::relevant::relevant_code(root, &self.spec.ticket, CODE_UP_FRONT_LINES)
-            })
+            .then(|| code_up_front(root, &self.spec.ticket))
             .flatten();
         let first = prompt::first_message(&FirstMessage {
             ticket: &self.spec.ticket,
@@ -321,7 +334,7 @@ impl Run {
             test_command: &command,
             baseline: &baseline,
             repo_map: &repo_map,
-            code: code.as_ref().map(|c| c.text.as_str()),
+            code: code.as_deref(),
         });
         self.head = vec![
             Message::system(prompt::rules(self.helpers.code_up_front)),
@@ -607,14 +620,29 @@ impl Run {
         None
     }
 
-    /// The round of an identical earlier read-only call when nothing has changed since.
+    /// The round of an identical earlier read-only call whose answer is still shown in full and
+    /// nothing has changed since. One the history has shrunk to a line may be made again.
     fn repeated_read(&mut self, call: &ToolCall) -> Option<u32> {
         const READ_ONLY: [&str; 3] = ["search_code", "read_file", "list_files"];
         if !READ_ONLY.contains(&call.name.as_str()) {
             return None;
         }
-        self.stuck
-            .repeated_read(&call.name, &call.arguments, self.round, self.changes)
+        let results = self
+            .turns
+            .iter()
+            .filter(|t| matches!(t, Turn::ToolResult { .. }))
+            .count();
+        let now = Answered {
+            round: self.round,
+            result: results,
+            changes: self.changes,
+        };
+        let earlier = self.stuck.repeated_read(&call.name, &call.arguments, now)?;
+        if earlier.result < prompt::shrunk_before(results, self.keep_full) {
+            self.stuck.forget_read(&call.name, &call.arguments, now);
+            return None;
+        }
+        Some(earlier.round)
     }
 
     fn count_failure(&mut self, tool: &str, args: &serde_json::Value) -> Option<Ending> {

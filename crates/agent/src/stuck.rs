@@ -7,11 +7,22 @@ use std::collections::HashMap;
 
 use serde_json::Value;
 
+/// Where an earlier read-only call was answered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Answered {
+    pub round: u32,
+    /// Its result's position among the tool results of the history.
+    pub result: usize,
+    /// The workspace's change count when it was answered.
+    pub changes: u32,
+}
+
 #[derive(Debug, Default)]
 pub(crate) struct StuckDetector {
     last: Option<(String, u32)>,
-    /// Read-only calls answered so far: the round, and how many changes the workspace had seen then.
-    answered: HashMap<String, (u32, u32)>,
+    /// Read-only calls answered so far: the round, the result's position in the history, and how
+    /// many changes the workspace had seen then.
+    answered: HashMap<String, Answered>,
 }
 
 impl StuckDetector {
@@ -31,23 +42,27 @@ impl StuckDetector {
         self.last = None;
     }
 
-    /// For a read-only call: the round of an identical earlier call when nothing has changed since
-    /// (the answer would be the same), else `None`, and the call is remembered.
+    /// For a read-only call: the identical earlier call when nothing has changed since (the answer
+    /// would be the same), else `None`, and this call is remembered as answered by `now`.
     pub(crate) fn repeated_read(
         &mut self,
         tool: &str,
         args: &Value,
-        round: u32,
-        changes: u32,
-    ) -> Option<u32> {
+        now: Answered,
+    ) -> Option<Answered> {
         let signature = format!("{tool} {args}");
         match self.answered.get(&signature) {
-            Some((earlier, at)) if *at == changes => Some(*earlier),
+            Some(earlier) if earlier.changes == now.changes => Some(*earlier),
             _ => {
-                self.answered.insert(signature, (round, changes));
+                self.answered.insert(signature, now);
                 None
             }
         }
+    }
+
+    /// Forgets an answer the model can no longer see in full, so the call may be made again.
+    pub(crate) fn forget_read(&mut self, tool: &str, args: &Value, now: Answered) {
+        self.answered.insert(format!("{tool} {args}"), now);
     }
 }
 
@@ -74,13 +89,19 @@ mod tests {
     fn a_read_repeated_with_nothing_changed_is_noticed() {
         let mut stuck = StuckDetector::default();
         let args = json!({"query": "gst"});
+        let at = |round, changes| Answered {
+            round,
+            result: round as usize,
+            changes,
+        };
         let seen = [
-            stuck.repeated_read("search_code", &args, 1, 0),
-            stuck.repeated_read("search_code", &args, 2, 0),
-            stuck.repeated_read("search_code", &json!({"query": "tax"}), 3, 0),
-            stuck.repeated_read("search_code", &args, 4, 1),
-            stuck.repeated_read("search_code", &args, 5, 1),
+            stuck.repeated_read("search_code", &args, at(1, 0)),
+            stuck.repeated_read("search_code", &args, at(2, 0)),
+            stuck.repeated_read("search_code", &json!({"query": "tax"}), at(3, 0)),
+            stuck.repeated_read("search_code", &args, at(4, 1)),
+            stuck.repeated_read("search_code", &args, at(5, 1)),
         ];
-        assert_eq!(seen, [None, Some(1), None, None, Some(4)]);
+        let rounds: Vec<Option<u32>> = seen.iter().map(|a| a.map(|a| a.round)).collect();
+        assert_eq!(rounds, [None, Some(1), None, None, Some(4)]);
     }
 }

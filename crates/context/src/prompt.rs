@@ -90,6 +90,17 @@ pub enum Turn {
     Note(String),
 }
 
+/// How many of the first `results` tool results are shown shrunk to one line. Results shrink
+/// `keep_full` at a time, so the front of the conversation changes only every `keep_full` results
+/// and a provider's prompt cache (or the local model's KV cache) keeps matching in between; at
+/// least the last `keep_full` stay in full.
+pub fn shrunk_before(results: usize, keep_full: usize) -> usize {
+    match keep_full {
+        0 => results,
+        keep => (results.saturating_sub(keep) / keep) * keep,
+    }
+}
+
 /// The messages of one request: `head` (rules and first message), then the turns, with older tool
 /// results shrunk to their single line in steps of `keep_full`, keeping at least the last `keep_full`.
 pub fn build_messages(head: &[Message], turns: &[Turn], keep_full: usize) -> Vec<Message> {
@@ -97,13 +108,7 @@ pub fn build_messages(head: &[Message], turns: &[Turn], keep_full: usize) -> Vec
         .iter()
         .filter(|t| matches!(t, Turn::ToolResult { .. }))
         .count();
-    // Results shrink `keep_full` at a time, so the front of the conversation changes only every
-    // `keep_full` results and a provider's prompt cache (or the local model's KV cache) keeps
-    // matching in between; at least the last `keep_full` stay in full.
-    let shrink_before = match keep_full {
-        0 => results,
-        keep => (results.saturating_sub(keep) / keep) * keep,
-    };
+    let shrink_before = shrunk_before(results, keep_full);
     let mut seen = 0usize;
     let mut messages = head.to_vec();
     for turn in turns {

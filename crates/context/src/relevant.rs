@@ -74,6 +74,38 @@ pub fn relevant_code(root: &Path, ticket: &str, max_lines: usize) -> Option<Rele
     })
 }
 
+/// The test file of `source` (a test whose file name holds the source file's name, e.g.
+/// `tests/test_invoice_totals.py` for `billing/invoice_totals.py`), its first `max_lines` numbered:
+/// a pattern for the new test a fix needs — its imports and how it builds its objects.
+pub fn test_for(root: &Path, source: &str, max_lines: usize) -> Option<RelevantCode> {
+    let stem = Path::new(source).file_stem()?.to_str()?.to_lowercase();
+    let mut found: Vec<String> = WalkBuilder::new(root)
+        .hidden(true)
+        .build()
+        .flatten()
+        .filter_map(|entry| {
+            let rel = entry.path().strip_prefix(root).ok()?;
+            let rel = rel.to_string_lossy().replace('\\', "/");
+            let name = rel.rsplit('/').next()?.to_lowercase();
+            (entry.path().is_file() && looks_like_test(&rel) && name.contains(&stem)).then_some(rel)
+        })
+        .collect();
+    found.sort_by_key(|rel| (rel.len(), rel.clone()));
+    let rel = found.into_iter().next()?;
+    let text = std::fs::read_to_string(root.join(&rel)).ok()?;
+    let lines: Vec<&str> = text.lines().collect();
+    let end = lines.len().min(max_lines.max(1));
+    let width = end.to_string().len();
+    let mut out = format!("{rel}: lines 1–{end} of {}\n", lines.len());
+    for (index, line) in lines[..end].iter().enumerate() {
+        out.push_str(&format!("{:>width$}| {line}\n", index + 1));
+    }
+    Some(RelevantCode {
+        path: rel,
+        text: out,
+    })
+}
+
 /// Distinct lower-case words of the ticket worth searching for: identifiers of three or more
 /// characters, minus common English.
 fn ticket_words(ticket: &str) -> BTreeSet<String> {
@@ -197,6 +229,25 @@ mod tests {
             "{}",
             found.text
         );
+    }
+
+    #[test]
+    fn the_source_files_test_is_found_by_name() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("tests")).unwrap();
+        std::fs::write(dir.path().join("tests/test_tax.py"), "import tax\n").unwrap();
+        std::fs::write(
+            dir.path().join("tests/test_invoice_totals.py"),
+            "from billing import invoice_totals\n\ndef test_a():\n    pass\n",
+        )
+        .unwrap();
+        let found = test_for(dir.path(), "billing/invoice_totals.py", 2).unwrap();
+        assert_eq!(found.path, "tests/test_invoice_totals.py");
+        assert_eq!(
+            found.text,
+            "tests/test_invoice_totals.py: lines 1–2 of 4\n1| from billing import invoice_totals\n2| \n"
+        );
+        assert_eq!(test_for(dir.path(), "billing/refunds.py", 5), None);
     }
 
     #[test]

@@ -176,9 +176,13 @@ impl Tool for CreateFile {
         let a: CreateArgs = args::parse(self.name(), "path, content", value)?;
         let (path, rel) = resolve_for_write(ctx, &a.path)?;
         if path.symlink_metadata().is_ok() {
-            return Err(ToolError::respond(format!(
-                "there is already a file called {rel}; change it with edit_file."
-            )));
+            let mut message =
+                format!("there is already a file called {rel}; change it with edit_file");
+            if let Some(free) = free_name(&path, &rel) {
+                message.push_str(&format!(", or create the new file as {free}"));
+            }
+            message.push('.');
+            return Err(ToolError::respond(message));
         }
         plumb_context::syntax::check_edit(&path, None, &a.content)
             .map_err(|problem| syntax_refusal("file", &problem))?;
@@ -214,6 +218,22 @@ fn read_text(path: &Path, rel: &str) -> Result<String, ToolError> {
 fn write_text(path: &Path, text: &str) -> Result<(), ToolError> {
     std::fs::write(path, text)
         .map_err(|err| ToolError::Infra(format!("could not write {}: {err}", path.display())))
+}
+
+/// A name next to `rel` that is not taken: `tests/test_x.py` → `tests/test_x_2.py`.
+fn free_name(path: &std::path::Path, rel: &str) -> Option<String> {
+    let stem = path.file_stem()?.to_str()?;
+    let extension = path
+        .extension()
+        .and_then(|e| e.to_str())
+        .map(|e| format!(".{e}"))
+        .unwrap_or_default();
+    let file_name = path.file_name()?.to_str()?;
+    let folder = rel.strip_suffix(file_name)?;
+    (2..100).find_map(|n| {
+        let candidate = format!("{stem}_{n}{extension}");
+        (!path.with_file_name(&candidate).exists()).then(|| format!("{folder}{candidate}"))
+    })
 }
 
 /// Lines of the file shown with a failed match, so a small model copies from what is there rather
