@@ -74,7 +74,7 @@ def one_run(args, index):
     except json.JSONDecodeError:
         sys.stderr.write(f"run {index}: no report (exit {done.returncode})\n{done.stderr[-2000:]}\n")
         return {"exit": done.returncode, "outcome": "no report", "rounds": 0, "wall": wall,
-                "model_s_per_round": None, "s_per_round": None, "tokens_in": None,
+                "model_s_per_round": None, "s_per_round": None, "tokens_in": None, "tokens_cached": None,
                 "tokens_out": None, "peak_mb": peak[0] / 1024 if peak[0] else None}
     rounds = report.get("rounds", 0)
     timings = report.get("timings", {})
@@ -88,6 +88,7 @@ def one_run(args, index):
         "model_s_per_round": timings.get("model_ms", 0) / 1000 / rounds if rounds else None,
         "s_per_round": timings.get("total_ms", 0) / 1000 / rounds if rounds else None,
         "tokens_in": usage.get("input_tokens"),
+        "tokens_cached": usage.get("cached_tokens"),
         "tokens_out": usage.get("output_tokens"),
         "peak_mb": peak[0] / 1024 if peak[0] else None,
         "reason": report.get("reason", ""),
@@ -111,14 +112,15 @@ def main():
     print(f"BILL-412, model {args.model}, {args.runs} runs, max rounds {args.max_rounds}, "
           f"settings {args.config or 'default'}, {os.cpu_count()} CPUs")
     print()
-    print("| run | outcome | rounds | model s/round | s/round | tokens in | tokens out | runner peak MB | wall s |")
-    print("|--:|---|--:|--:|--:|--:|--:|--:|--:|")
+    print("| run | outcome | rounds | model s/round | s/round | tokens in | of them cached | tokens out | runner peak MB | wall s |")
+    print("|--:|---|--:|--:|--:|--:|--:|--:|--:|--:|")
     results = []
     for index in range(1, args.runs + 1):
         r = one_run(args, index)
         results.append(r)
         print(f"| {index} | {r['outcome']} | {r['rounds']} | {fmt(r['model_s_per_round'])} | "
-              f"{fmt(r['s_per_round'])} | {fmt(r['tokens_in'], '{}')} | {fmt(r['tokens_out'], '{}')} | "
+              f"{fmt(r['s_per_round'])} | {fmt(r['tokens_in'], '{}')} | {fmt(r['tokens_cached'], '{}')} | "
+              f"{fmt(r['tokens_out'], '{}')} | "
               f"{fmt(r['peak_mb'], '{:.0f}')} | {r['wall']:.0f} |", flush=True)
     fixed = sum(1 for r in results if r["outcome"] == "success")
     def median(key):
