@@ -3,12 +3,11 @@
 //! into dollars, and for `local` the runner binary and the model file.
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
 use std::time::Duration;
 
 use crate::catalog;
 use crate::http::{AnthropicClient, ApiKey, HttpSettings, OpenAiClient, OpenAiFlavor};
-use crate::local::{LocalClient, LocalSettings, find_runner};
+use crate::local::{LocalClient, LocalSettings, LocalTuning, find_runner};
 use crate::price::Price;
 use crate::{ModelClient, ModelError, ModelSpec, ScriptModel};
 
@@ -34,30 +33,12 @@ pub struct ConnectOptions {
     pub max_output_tokens: u32,
     /// Price overrides by spec; they win over the built-in table.
     pub prices: BTreeMap<String, Price>,
-    /// How the embedded model runs; `model_path` and `runner` are filled in by `connect`.
+    /// How the embedded model is sampled and sized; `connect` finds its file and runner.
     pub local: LocalTuning,
-}
-
-/// The embedded model's settings that come from `plumb.toml`.
-#[derive(Debug, Clone, PartialEq)]
-pub struct LocalTuning {
-    pub context: u32,
-    /// 0 = every CPU the machine has.
-    pub threads: u32,
-    pub max_reply_tokens: u32,
-    pub temperature: f32,
-    pub top_k: i32,
-    pub top_p: f32,
-    pub min_p: f32,
-    pub repeat_penalty: f32,
-    pub seed: u32,
-    pub constrained: bool,
-    pub thought: bool,
 }
 
 impl Default for ConnectOptions {
     fn default() -> Self {
-        let local = LocalSettings::new(PathBuf::new(), PathBuf::new());
         Self {
             openai: Endpoint::default(),
             anthropic: Endpoint::default(),
@@ -70,19 +51,7 @@ impl Default for ConnectOptions {
             idle_timeout: Duration::from_secs(60),
             max_output_tokens: 4096,
             prices: BTreeMap::new(),
-            local: LocalTuning {
-                context: local.context,
-                threads: 0,
-                max_reply_tokens: local.max_reply_tokens,
-                temperature: local.temperature,
-                top_k: local.top_k,
-                top_p: local.top_p,
-                min_p: local.min_p,
-                repeat_penalty: local.repeat_penalty,
-                seed: local.seed,
-                constrained: true,
-                thought: true,
-            },
+            local: LocalTuning::default(),
         }
     }
 }
@@ -144,21 +113,11 @@ pub fn connect(
                 )));
             };
             let runner = find_runner()?;
-            let tuning = &options.local;
-            let mut settings = LocalSettings::new(path, runner);
-            settings.context = tuning.context;
-            if tuning.threads > 0 {
-                settings.threads = tuning.threads;
-            }
-            settings.max_reply_tokens = tuning.max_reply_tokens;
-            settings.temperature = tuning.temperature;
-            settings.top_k = tuning.top_k;
-            settings.top_p = tuning.top_p;
-            settings.min_p = tuning.min_p;
-            settings.repeat_penalty = tuning.repeat_penalty;
-            settings.seed = tuning.seed;
-            settings.constrained = tuning.constrained;
-            settings.thought = tuning.thought;
+            let settings = LocalSettings {
+                model_path: path,
+                runner,
+                tuning: options.local.clone(),
+            };
             Ok(Box::new(LocalClient::new(name, settings)))
         }
     }

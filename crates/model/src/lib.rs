@@ -18,8 +18,8 @@ pub mod weights;
 use async_trait::async_trait;
 use plumb_protocol::{Message, ModelReply, ToolSpec};
 
-pub use connect::{ConnectOptions, Endpoint, LocalTuning, connect, price_for};
-pub use local::{LocalClient, LocalSettings};
+pub use connect::{ConnectOptions, Endpoint, connect, price_for};
+pub use local::{LocalClient, LocalSettings, LocalTuning};
 pub use script::{ScriptModel, ScriptTurn, parse_script};
 pub use spec::ModelSpec;
 

@@ -21,15 +21,12 @@ use crate::{ModelClient, ModelError, ModelRequest};
 pub(crate) use runner::find_runner;
 use runner::{Runner, RunnerRequest};
 
-/// How the embedded model is run and sampled.
+/// How the embedded model is sampled and sized: the part of its settings `plumb.toml` controls.
 #[derive(Debug, Clone, PartialEq)]
-pub struct LocalSettings {
-    /// The GGUF file.
-    pub model_path: PathBuf,
-    /// The `plumb-llm` binary.
-    pub runner: PathBuf,
+pub struct LocalTuning {
     /// The context window plumb runs the model with, in tokens.
     pub context: u32,
+    /// CPU threads; 0 = every CPU the machine has.
     pub threads: u32,
     /// The most tokens one reply may have: a small model that rambles is cut off, not waited for.
     pub max_reply_tokens: u32,
@@ -45,15 +42,11 @@ pub struct LocalSettings {
     pub thought: bool,
 }
 
-impl LocalSettings {
-    pub fn new(model_path: PathBuf, runner: PathBuf) -> Self {
+impl Default for LocalTuning {
+    fn default() -> Self {
         Self {
-            model_path,
-            runner,
             context: 8192,
-            threads: std::thread::available_parallelism()
-                .map(|n| n.get() as u32)
-                .unwrap_or(2),
+            threads: 0,
             max_reply_tokens: 1024,
             temperature: 0.2,
             top_k: 40,
@@ -65,6 +58,28 @@ impl LocalSettings {
             thought: true,
         }
     }
+}
+
+impl LocalTuning {
+    /// The thread count to run with: the setting, or every CPU when it is 0.
+    fn threads(&self) -> u32 {
+        if self.threads > 0 {
+            return self.threads;
+        }
+        std::thread::available_parallelism()
+            .map(|n| n.get() as u32)
+            .unwrap_or(2)
+    }
+}
+
+/// How the embedded model is run: the model file, the runner binary, and the tuning.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LocalSettings {
+    /// The GGUF file.
+    pub model_path: PathBuf,
+    /// The `plumb-llm` binary.
+    pub runner: PathBuf,
+    pub tuning: LocalTuning,
 }
 
 struct State {
@@ -110,7 +125,7 @@ impl LocalClient {
         schema: Option<Box<serde_json::value::RawValue>>,
         max_tokens: u32,
     ) -> RunnerRequest {
-        let s = &self.settings;
+        let s = &self.settings.tuning;
         RunnerRequest {
             id,
             prompt,
@@ -136,8 +151,8 @@ async fn ensure_runner<'a>(
         let runner = Runner::start(
             &settings.runner,
             &settings.model_path,
-            settings.context,
-            settings.threads,
+            settings.tuning.context,
+            settings.tuning.threads(),
         )
         .await?;
         state.runner = Some(runner);
@@ -158,7 +173,11 @@ impl ModelClient for LocalClient {
         let Ok(handle) = tokio::runtime::Handle::try_current() else {
             return;
         };
-        let prompt = chatml::render_head(&request.messages, &request.tools, self.settings.thought);
+        let prompt = chatml::render_head(
+            &request.messages,
+            &request.tools,
+            self.settings.tuning.thought,
+        );
         let state = Arc::clone(&self.state);
         let settings = self.settings.clone();
         let client_request = self.request_for(0, prompt, None, 0);
@@ -175,9 +194,13 @@ impl ModelClient for LocalClient {
     }
 
     async fn complete(&self, request: &ModelRequest) -> Result<ModelReply, ModelError> {
-        let prompt = chatml::render(&request.messages, &request.tools, self.settings.thought);
-        let schema = if self.settings.constrained {
-            let text = schema::reply_schema(&request.tools, self.settings.thought);
+        let prompt = chatml::render(
+            &request.messages,
+            &request.tools,
+            self.settings.tuning.thought,
+        );
+        let schema = if self.settings.tuning.constrained {
+            let text = schema::reply_schema(&request.tools, self.settings.tuning.thought);
             let raw = serde_json::value::RawValue::from_string(text).map_err(|err| {
                 ModelError::Service(format!(
                     "plumb built a reply schema that is not JSON: {err}"
@@ -193,13 +216,14 @@ impl ModelClient for LocalClient {
             state.requests,
             prompt,
             schema,
-            self.settings.max_reply_tokens,
+            self.settings.tuning.max_reply_tokens,
         );
         // After a refused call a small model tends to copy its last reply; sampling hotter breaks
         // the loop where the note alone does not.
         let failures = trailing_failures(&request.messages);
-        runner_request.temperature =
-            (self.settings.temperature + FAILURE_HEAT * failures as f32).min(MAX_TEMPERATURE);
+        runner_request.temperature = (self.settings.tuning.temperature
+            + FAILURE_HEAT * failures as f32)
+            .min(MAX_TEMPERATURE);
         let runner = ensure_runner(&mut state, &self.settings).await?;
         let reply = match runner.request(&runner_request).await {
             Ok(reply) => reply,
