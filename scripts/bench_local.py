@@ -2,13 +2,17 @@
 """BILL-412 with the embedded model, N times: verified fixes, rounds, seconds per round, memory.
 
 Usage: scripts/bench_local.py [--runs 10] [--model local] [--plumb target/release/plumb]
-                              [--max-rounds 30] [-c key=value ...]
+                              [--max-rounds 30] [--seed 1] [--keep DIR] [-c key=value ...]
 
 Each run is `plumb fix --json` on a fresh git copy of examples/billing, with a private PLUMB_HOME.
 The table gives, per run: outcome, rounds, model seconds per round (the model's share of each round,
 from the report's timings), whole seconds per round, tokens, and the runner's peak memory (VmHWM of
 the `plumb-llm` process, read from /proc every 0.2 s). Then medians. Nothing here is estimated: a
 figure that could not be read is printed as "?".
+
+Run N samples with `local.seed` = SEED + N - 1, so the runs differ the way reruns by a user would
+(with one seed every run samples the same tokens and the table would count one run ten times).
+With --keep, each run's PLUMB_HOME (journal, report, attempt refs) and stderr are kept under DIR.
 """
 
 import argparse
@@ -58,6 +62,7 @@ def one_run(args, index):
     env["PLUMB_HOME"] = str(work / "home")
     command = [args.plumb, "fix", "--repo", str(repo), "--ticket", str(repo / "BILL-412.md"),
                "--model", args.model, "--json", "--max-rounds", str(args.max_rounds)]
+    command += ["-c", f"local.seed={args.seed + index - 1}"]
     for item in args.config:
         command += ["-c", item]
     stop = threading.Event()
@@ -79,6 +84,12 @@ def one_run(args, index):
     rounds = report.get("rounds", 0)
     timings = report.get("timings", {})
     usage = report.get("usage", {})
+    if args.keep:
+        kept = Path(args.keep) / f"run-{index}"
+        shutil.rmtree(kept, ignore_errors=True)
+        shutil.copytree(work / "home", kept, symlinks=True)
+        (kept / "stderr.txt").write_text(done.stderr)
+        (kept / "report.json").write_text(done.stdout)
     shutil.rmtree(work, ignore_errors=True)
     return {
         "exit": done.returncode,
@@ -105,12 +116,15 @@ def main():
     parser.add_argument("--model", default="local")
     parser.add_argument("--plumb", default=str(ROOT / "target" / "release" / "plumb"))
     parser.add_argument("--max-rounds", type=int, default=30)
+    parser.add_argument("--seed", type=int, default=1, help="local.seed of run 1; run N uses SEED + N - 1")
+    parser.add_argument("--keep", help="keep each run's PLUMB_HOME and stderr under this folder")
     parser.add_argument("-c", dest="config", action="append", default=[])
     args = parser.parse_args()
     if not Path(args.plumb).is_file():
         sys.exit(f"{args.plumb} does not exist; build it with cargo build --release -p plumb -p plumb-llm")
     print(f"BILL-412, model {args.model}, {args.runs} runs, max rounds {args.max_rounds}, "
-          f"settings {args.config or 'default'}, {os.cpu_count()} CPUs")
+          f"seeds {args.seed}..{args.seed + args.runs - 1}, settings {args.config or 'default'}, "
+          f"{os.cpu_count()} CPUs")
     print()
     print("| run | outcome | rounds | model s/round | s/round | tokens in | of them cached | tokens out | runner peak MB | wall s |")
     print("|--:|---|--:|--:|--:|--:|--:|--:|--:|--:|")

@@ -11,6 +11,8 @@
 # Runs live under $PLUMB_HOME (default ~/.local/state/plumb); the example folder is never changed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# llama.cpp gets the CPU paths this machine has (AVX-512 where there is one).
+source scripts/llm-cpu-env.sh
 
 scripts/setup-test-deps.sh
 model=(--model local)

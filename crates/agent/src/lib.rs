@@ -11,6 +11,7 @@ mod done;
 mod finish;
 mod journal;
 mod lint_check;
+mod phases;
 mod replay;
 mod reply;
 mod run;

@@ -18,6 +18,7 @@ use plumb_verify::{TestCommand, TestOutcome, TestResults};
 use plumb_workspace::{CommitId, Workspace};
 
 use crate::journal::Journal;
+use crate::phases::{self, Phases, TestVerdict};
 use crate::stuck::{Answered, StuckDetector};
 use crate::{RunError, RunSpec};
 
@@ -28,22 +29,23 @@ const NOTES_MAX_CHARS: usize = 8_000;
 /// Lines of code shown up front by the small-model helper.
 const CODE_UP_FRONT_LINES: usize = 80;
 
-/// Lines of the source file's test shown with it: enough for the imports and one test.
+/// At most this many lines of the source file's test are shown with it (through its first test).
 const TEST_UP_FRONT_LINES: usize = 40;
 
 /// The code-up-front helper's text: the likely source file, then the start of its test file as a
-/// pattern for the new test.
-fn code_up_front(root: &Path, ticket: &str) -> Option<String> {
+/// pattern for the new test; and that test file's path.
+fn code_up_front(root: &Path, ticket: &str) -> Option<(String, Option<String>)> {
     use plumb_context::relevant::{relevant_code, test_for};
     let code = relevant_code(root, ticket, CODE_UP_FRONT_LINES)?;
     let mut text = code.text;
-    if let Some(test) = test_for(root, &code.path, TEST_UP_FRONT_LINES) {
+    let test = test_for(root, &code.path, TEST_UP_FRONT_LINES);
+    if let Some(test) = &test {
         text.push_str(&format!(
-            "\nThe start of its tests, a pattern for the new test:\n{}",
+            "\nThe start of its tests, through the first one (a new test added at the end of that file can use its imports and helpers):\n{}",
             test.text
         ));
     }
-    Some(text)
+    Some((text, test.map(|t| t.path)))
 }
 
 /// Why the rounds stopped.
@@ -110,6 +112,8 @@ pub struct Run {
     /// How many times a tool changed files or ran commands: a read repeated at the same count
     /// would get the same answer.
     pub(crate) changes: u32,
+    /// The guided-phases helper: a failing test first, then the fix.
+    pub(crate) phases: Phases,
 }
 
 impl Run {
@@ -124,6 +128,7 @@ impl Run {
         spec.model.warm(&plumb_model::ModelRequest {
             messages: vec![Message::system(prompt::rules(helpers.code_up_front))],
             tools: Registry::builtin().specs(),
+            ..plumb_model::ModelRequest::default()
         });
         if !spec.repo.is_dir() {
             return Err(RunError::BadInput(format!(
@@ -189,6 +194,7 @@ impl Run {
             keep_full: spec.config.limits.full_results_kept,
             last_request_usd: 0.0,
             changes: 0,
+            phases: Phases::new(helpers.phases),
             spec,
             workspace,
             journal,
@@ -323,11 +329,13 @@ impl Run {
             .unwrap_or_else(|err| format!("(no repository map: {err})"));
         let command = self.test_command.argv.join(" ");
         let baseline = self.baseline.summary();
-        let code = self
+        let (code, test_file) = self
             .helpers
             .code_up_front
             .then(|| code_up_front(root, &self.spec.ticket))
-            .flatten();
+            .flatten()
+            .unzip();
+        self.phases.suggest_test_file(test_file.flatten());
         let first = prompt::first_message(&FirstMessage {
             ticket: &self.spec.ticket,
             notes: notes.as_ref().map(|(name, text)| (*name, text.as_str())),
@@ -370,6 +378,8 @@ impl Run {
             let request = plumb_model::ModelRequest {
                 messages,
                 tools: self.registry.specs(),
+                allowed_tools: self.phases.allowed_tools(),
+                next_step: self.phases.next_step(),
             };
             let reply = tokio::select! {
                 reply = self.spec.model.complete(&request) => reply,
@@ -508,7 +518,13 @@ impl Run {
         })
         .await;
         let started = Instant::now();
-        let (result, verified, line_limit) = if call.name == DONE_TOOL {
+        let (result, verified, line_limit) = if let Some(note) = self.phases.refusal(call) {
+            (
+                Err(ToolError::RespondToModel(note)),
+                false,
+                self.spec.config.limits.tool_output_lines,
+            )
+        } else if call.name == DONE_TOOL {
             match self.answer_done().await {
                 Ok(done) => (
                     done.result,
@@ -567,7 +583,7 @@ impl Run {
         if runs_commands {
             self.changes += 1;
         }
-        let (ok, output, summary, changed) = match result {
+        let (ok, mut output, summary, changed) = match result {
             Ok(out) => {
                 self.timings.commands_ms += out.command_time.as_millis() as u64;
                 if out.changed {
@@ -583,6 +599,17 @@ impl Run {
                 return Some(Ending::new(Outcome::InfraError, text));
             }
         };
+        if ok && let Some(test) = self.phases.test_to_run(call) {
+            match self.run_written_test(test, false).await {
+                Ok(report) => output.push_str(&report),
+                Err(ending) => return Some(ending),
+            }
+        } else if ok && let Some(test) = self.phases.test_after_fix(call) {
+            match self.run_written_test(&test, true).await {
+                Ok(report) => output.push_str(&report),
+                Err(ending) => return Some(ending),
+            }
+        }
         let shown = shorten(&output, line_limit).text;
         self.turns.push(Turn::ToolResult {
             call_id: call.id.clone(),
@@ -643,6 +670,33 @@ impl Run {
             return None;
         }
         Some(earlier.round)
+    }
+
+    /// Runs the model's test (guided phases) after it wrote the test, or after it edited the code
+    /// (`after_fix`), and says what that showed.
+    async fn run_written_test(&mut self, test: &str, after_fix: bool) -> Result<String, Ending> {
+        let root = self.workspace.root().to_path_buf();
+        let run = self.run_tests_in(&root, &[test.to_string()]).await?;
+        let verdict = match run.counts {
+            Some(counts) => TestVerdict::of(&counts, &run.excerpt),
+            None => TestVerdict::Broken,
+        };
+        let sentence = if after_fix {
+            self.phases.record_fix(verdict)
+        } else {
+            self.phases.record(test, verdict)
+        };
+        let mut report = format!("\n\nplumb ran it: {}\n", run.headline());
+        if verdict != TestVerdict::Passes && !run.excerpt.trim().is_empty() {
+            report.push_str(run.excerpt.trim_end());
+            report.push('\n');
+        }
+        report.push_str(sentence);
+        if let Some(explained) = phases::explain_mistake(&run.excerpt) {
+            report.push(' ');
+            report.push_str(&explained);
+        }
+        Ok(report)
     }
 
     fn count_failure(&mut self, tool: &str, args: &serde_json::Value) -> Option<Ending> {

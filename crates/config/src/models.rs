@@ -93,7 +93,7 @@ pub struct Local {
 impl Default for Local {
     fn default() -> Self {
         Self {
-            context: 8192,
+            context: 16384,
             threads: 0,
             max_reply_tokens: 1024,
             temperature: 0.2,
@@ -117,6 +117,9 @@ pub struct Helpers {
     pub code_up_front: Option<bool>,
     /// When `old_text` does not match, the file's current text is shown with the error.
     pub show_file_on_failed_edit: Option<bool>,
+    /// Guided phases: a failing test first (source edits refused, each test file written is run
+    /// at once), then the fix; the next step is named in every request.
+    pub phases: Option<bool>,
 }
 
 /// The helpers as they apply to one run.
@@ -125,6 +128,7 @@ pub struct HelpersInEffect {
     pub thought: bool,
     pub code_up_front: bool,
     pub show_file_on_failed_edit: bool,
+    pub phases: bool,
 }
 
 impl Helpers {
@@ -134,6 +138,7 @@ impl Helpers {
             thought: self.thought.unwrap_or(local),
             code_up_front: self.code_up_front.unwrap_or(local),
             show_file_on_failed_edit: self.show_file_on_failed_edit.unwrap_or(local),
+            phases: self.phases.unwrap_or(local),
         }
     }
 }

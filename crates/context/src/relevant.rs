@@ -75,8 +75,10 @@ pub fn relevant_code(root: &Path, ticket: &str, max_lines: usize) -> Option<Rele
 }
 
 /// The test file of `source` (a test whose file name holds the source file's name, e.g.
-/// `tests/test_invoice_totals.py` for `billing/invoice_totals.py`), its first `max_lines` numbered:
-/// a pattern for the new test a fix needs — its imports and how it builds its objects.
+/// `tests/test_invoice_totals.py` for `billing/invoice_totals.py`), numbered from its first line
+/// through its first test (at most `max_lines`): a pattern for the new test a fix needs — its
+/// imports, its helpers and one test that uses them. Later tests are left out: a small model
+/// imitates what it is shown, and one example to vary is what it needs.
 pub fn test_for(root: &Path, source: &str, max_lines: usize) -> Option<RelevantCode> {
     let stem = Path::new(source).file_stem()?.to_str()?.to_lowercase();
     let mut found: Vec<String> = WalkBuilder::new(root)
@@ -94,7 +96,15 @@ pub fn test_for(root: &Path, source: &str, max_lines: usize) -> Option<RelevantC
     let rel = found.into_iter().next()?;
     let text = std::fs::read_to_string(root.join(&rel)).ok()?;
     let lines: Vec<&str> = text.lines().collect();
-    let end = lines.len().min(max_lines.max(1));
+    // A test starts at an opening line (or its first decorator) not right after another one.
+    let starts: Vec<usize> = (0..lines.len())
+        .filter(|&i| starts_a_test(lines[i]) && (i == 0 || !starts_a_test(lines[i - 1])))
+        .collect();
+    let second_test = starts.get(1).copied().unwrap_or(lines.len());
+    let mut end = lines.len().min(max_lines.max(1)).min(second_test);
+    while end > 1 && lines[end - 1].trim().is_empty() {
+        end -= 1;
+    }
     let width = end.to_string().len();
     let mut out = format!("{rel}: lines 1–{end} of {}\n", lines.len());
     for (index, line) in lines[..end].iter().enumerate() {
@@ -104,6 +114,25 @@ pub fn test_for(root: &Path, source: &str, max_lines: usize) -> Option<RelevantC
         path: rel,
         text: out,
     })
+}
+
+/// True for the line that opens a test (or its decorator) in the languages plumb runs.
+fn starts_a_test(line: &str) -> bool {
+    const OPENINGS: [&str; 11] = [
+        "def test",
+        "async def test",
+        "class Test",
+        "@pytest.mark",
+        "#[test]",
+        "#[tokio::test",
+        "func Test",
+        "it(",
+        "test(",
+        "describe(",
+        "@Test",
+    ];
+    let line = line.trim_start();
+    OPENINGS.iter().any(|opening| line.starts_with(opening))
 }
 
 /// Distinct lower-case words of the ticket worth searching for: identifiers of three or more
@@ -241,11 +270,25 @@ mod tests {
             "from billing import invoice_totals\n\ndef test_a():\n    pass\n",
         )
         .unwrap();
-        let found = test_for(dir.path(), "billing/invoice_totals.py", 2).unwrap();
+        std::fs::write(
+            dir.path().join("tests/test_invoice_totals.py"),
+            "from billing import invoice_totals\n\n@mark\n@pytest.mark.slow\ndef test_a():\n    pass\n\n\ndef test_b():\n    pass\n",
+        )
+        .unwrap();
+        let found = test_for(dir.path(), "billing/invoice_totals.py", 40).unwrap();
         assert_eq!(found.path, "tests/test_invoice_totals.py");
         assert_eq!(
             found.text,
-            "tests/test_invoice_totals.py: lines 1–2 of 4\n1| from billing import invoice_totals\n2| \n"
+            "tests/test_invoice_totals.py: lines 1–6 of 10\n1| from billing import invoice_totals\n2| \n3| @mark\n4| @pytest.mark.slow\n5| def test_a():\n6|     pass\n",
+            "through the first test (its decorators included), trailing blank lines dropped"
+        );
+        let capped = test_for(dir.path(), "billing/invoice_totals.py", 2).unwrap();
+        assert!(
+            capped
+                .text
+                .starts_with("tests/test_invoice_totals.py: lines 1–1 of 10\n"),
+            "{}",
+            capped.text
         );
         assert_eq!(test_for(dir.path(), "billing/refunds.py", 5), None);
     }

@@ -28,10 +28,32 @@ pub use spec::ModelSpec;
 pub const CUT_OFF_MARK: &str = "[plumb: this reply was cut off at the reply length limit]";
 
 /// What the loop sends for one round.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct ModelRequest {
     pub messages: Vec<Message>,
+    /// Every tool, described to the model the same way each round (so cached prefixes match).
     pub tools: Vec<ToolSpec>,
+    /// The names of the tools this reply may call, when fewer than `tools` (the guided-phases
+    /// helper). The embedded model's grammar offers only these; hosted providers are sent every
+    /// tool and the loop refuses the others with a note.
+    pub allowed_tools: Option<Vec<String>>,
+    /// What to do next, in one sentence (the guided-phases helper). The embedded model reads it
+    /// at the end of its prompt; hosted providers get it as the last user message.
+    pub next_step: Option<String>,
+}
+
+impl ModelRequest {
+    /// The messages as a hosted provider gets them: `next_step`, when set, as a last user message.
+    pub fn messages_for_provider(&self) -> std::borrow::Cow<'_, [Message]> {
+        match &self.next_step {
+            None => std::borrow::Cow::Borrowed(&self.messages),
+            Some(step) => {
+                let mut messages = self.messages.clone();
+                messages.push(Message::user(format!("[plumb] Next: {step}")));
+                std::borrow::Cow::Owned(messages)
+            }
+        }
+    }
 }
 
 /// Why a model could not answer.
@@ -88,4 +110,28 @@ pub trait ModelClient: Send + Sync {
     /// background, and returns at once. The embedded model evaluates that prefix into its cache;
     /// hosted providers need nothing.
     fn warm(&self, _request: &ModelRequest) {}
+}
+
+#[cfg(test)]
+mod tests {
+    use plumb_protocol::Role;
+
+    use super::*;
+
+    #[test]
+    fn a_hosted_model_gets_the_next_step_as_a_last_user_message() {
+        let mut request = ModelRequest {
+            messages: vec![Message::system("rules"), Message::user("ticket")],
+            ..ModelRequest::default()
+        };
+        assert_eq!(request.messages_for_provider().len(), 2);
+        request.next_step = Some("write a test.".into());
+        let messages = request.messages_for_provider();
+        let last = messages.last().unwrap();
+        assert_eq!(
+            (last.role, last.content.as_str()),
+            (Role::User, "[plumb] Next: write a test.")
+        );
+        assert_eq!(request.messages.len(), 2, "the request itself is unchanged");
+    }
 }

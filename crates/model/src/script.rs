@@ -221,6 +221,7 @@ mod tests {
         let request = ModelRequest {
             messages: vec![],
             tools: vec![],
+            ..ModelRequest::default()
         };
         let first = model.complete(&request).await.unwrap();
         let second = model.complete(&request).await.unwrap();

@@ -10,6 +10,7 @@ use serde_json::{Value, json};
 
 use crate::read::relative;
 use crate::registry::Tool;
+use crate::reindent::{self, indentation_match};
 use crate::{ToolContext, ToolError, ToolOutput, args};
 
 const OUTSIDE: &str = "you can only edit files inside the project folder.";
@@ -75,7 +76,7 @@ impl Tool for EditFile {
     }
 
     fn description(&self) -> &'static str {
-        "Replace old_text with new_text in a file. old_text must be copied exactly from the file (without read_file's line numbers) and occur exactly once; include enough lines to make it unique. Edits that break the file's syntax are refused."
+        "Replace old_text with new_text in a file. old_text must be copied exactly from the file (without read_file's line numbers) and occur exactly once; include enough lines to make it unique. With an empty old_text, new_text is added at the end of the file. Edits that break the file's syntax are refused."
     }
 
     fn parameters(&self) -> Value {
@@ -83,7 +84,7 @@ impl Tool for EditFile {
             "type": "object",
             "properties": {
                 "path": {"type": "string", "description": "File path relative to the project root."},
-                "old_text": {"type": "string", "description": "The exact text to replace; must occur exactly once."},
+                "old_text": {"type": "string", "description": "The exact text to replace; must occur exactly once. Empty: new_text is added at the end of the file."},
                 "new_text": {"type": "string", "description": "The text to put in its place."}
             },
             "required": ["path", "old_text", "new_text"],
@@ -102,11 +103,56 @@ impl Tool for EditFile {
         }
         let before = read_text(&path, &rel)?;
         if a.old_text.is_empty() {
+            if a.new_text.trim().is_empty() {
+                return Err(ToolError::respond(
+                    "old_text and new_text are both empty, so nothing would change. To replace lines, copy them exactly from read_file into old_text; to add lines at the end of the file, leave old_text empty and put them in new_text.",
+                ));
+            }
+            // Appending: the one edit a model can make without copying any of the file.
+            if let Some(name) = redefined_name(&before, &a.new_text) {
+                let baseline = ctx.workspace.baseline_text(&rel).ok().flatten();
+                let added_this_run =
+                    baseline.is_some_and(|text| redefined_name(&text, &a.new_text).is_none());
+                return Err(ToolError::respond(if added_this_run {
+                    format!(
+                        "you already added `{name}` to {rel} in this run, so it is there now. To change it, use edit_file with old_text copied from it (read_file shows the end of the file). Nothing was changed."
+                    )
+                } else {
+                    format!(
+                        "{rel} already defines `{name}`, and a second definition would replace the first (and hide a test). Give the new one a name of its own. Nothing was changed."
+                    )
+                }));
+            }
+            let body = before.trim_end_matches('\n');
+            let added = a.new_text.trim_matches('\n');
+            let separator = if body.is_empty() { "" } else { "\n\n\n" };
+            let after = format!("{body}{separator}{added}\n");
+            let offset = body.len() + separator.len();
+            return finish_edit(&path, &rel, &before, after, offset, added).map(|mut out| {
+                out.text = out.text.replacen("Edited", "Appended to", 1);
+                out.summary = format!("appended to {rel}");
+                out
+            });
+        }
+        if a.old_text == a.new_text {
             return Err(ToolError::respond(
-                "old_text is empty. Copy the exact lines to replace from read_file, without the line numbers.",
+                "new_text is the same as old_text, so nothing would change. Put the changed lines in new_text.",
             ));
         }
         let matches = before.matches(a.old_text.as_str()).count();
+        if matches == 0
+            && let Some(found) = indentation_match(&before, &a.old_text, &a.new_text)
+            && let Some(after) = reindent::apply(&before, &found)
+        {
+            return finish_edit(&path, &rel, &before, after, found.start, &found.replacement)
+                .map(|mut out| {
+                    out.text = format!(
+                        "old_text matched once when its {} was set aside; the new text was placed at the file's indentation. {}",
+                        found.adjusted, out.text
+                    );
+                    out
+                });
+        }
         if matches == 0 {
             let mut message = "old_text found 0 times. Copy the exact text from read_file (same indentation, without the line numbers).".to_string();
             if ctx.helpers.show_file_on_failed_edit {
@@ -121,24 +167,60 @@ impl Tool for EditFile {
         }
         let offset = before.find(a.old_text.as_str()).unwrap_or(0);
         let after = before.replacen(a.old_text.as_str(), &a.new_text, 1);
-        plumb_context::syntax::check_edit(&path, Some(&before), &after)
-            .map_err(|problem| syntax_refusal("edit", &problem))?;
-        write_text(&path, &after)?;
-        let first_line = before
-            .get(..offset)
-            .map(|head| head.matches('\n').count() + 1)
-            .unwrap_or(1);
-        let changed = a.new_text.lines().count().max(1);
-        Ok(ToolOutput {
-            text: format!(
-                "Edited {rel}. Lines around the change now read:\n{}",
-                excerpt(&after, first_line, changed)
-            ),
-            summary: format!("edited {rel} at line {first_line}"),
-            changed: true,
-            ..ToolOutput::default()
-        })
+        finish_edit(&path, &rel, &before, after, offset, &a.new_text)
     }
+}
+
+/// A top-level function `added` defines that `text` already defines (`def`, `fn`, `func`).
+fn redefined_name(text: &str, added: &str) -> Option<String> {
+    let defined = |source: &str| -> Vec<String> {
+        source
+            .lines()
+            .filter_map(|line| {
+                let rest = ["def ", "async def ", "fn ", "pub fn ", "func "]
+                    .iter()
+                    .find_map(|keyword| line.strip_prefix(keyword))?;
+                let name: String = rest
+                    .chars()
+                    .take_while(|c| c.is_alphanumeric() || *c == '_')
+                    .collect();
+                (!name.is_empty()).then_some(name)
+            })
+            .collect()
+    };
+    let existing = defined(text);
+    defined(added)
+        .into_iter()
+        .find(|name| existing.contains(name))
+}
+
+/// Checks the edited text parses, writes it, and shows the lines around the change.
+fn finish_edit(
+    path: &Path,
+    rel: &str,
+    before: &str,
+    after: String,
+    offset: usize,
+    new_text: &str,
+) -> Result<ToolOutput, ToolError> {
+    plumb_context::syntax::check_edit(path, Some(before), &after)
+        .map_err(|problem| syntax_refusal("edit", &problem))?;
+    write_text(path, &after)?;
+    // The text before the change is the same in both versions; `after` also holds an append's.
+    let first_line = after
+        .get(..offset)
+        .map(|head| head.matches('\n').count() + 1)
+        .unwrap_or(1);
+    let changed = new_text.lines().count().max(1);
+    Ok(ToolOutput {
+        text: format!(
+            "Edited {rel}. Lines around the change now read:\n{}",
+            excerpt(&after, first_line, changed)
+        ),
+        summary: format!("edited {rel} at line {first_line}"),
+        changed: true,
+        ..ToolOutput::default()
+    })
 }
 
 pub(crate) struct CreateFile;
@@ -157,7 +239,7 @@ impl Tool for CreateFile {
     }
 
     fn description(&self) -> &'static str {
-        "Create a new file with the given content (folders are made as needed). Existing files are changed with edit_file instead. Content that does not parse is refused."
+        "Create a new file with the given content (folders are made as needed). A file created earlier in this run may be written again whole; the project's existing files are changed with edit_file instead. Content that does not parse is refused."
     }
 
     fn parameters(&self) -> Value {
@@ -175,9 +257,19 @@ impl Tool for CreateFile {
     async fn call(&self, ctx: &ToolContext<'_>, value: &Value) -> Result<ToolOutput, ToolError> {
         let a: CreateArgs = args::parse(self.name(), "path, content", value)?;
         let (path, rel) = resolve_for_write(ctx, &a.path)?;
-        if path.symlink_metadata().is_ok() {
-            let mut message =
-                format!("there is already a file called {rel}; change it with edit_file");
+        // A file this run created (not in the baseline) may be written again whole: a model
+        // redoing its own new test file loses nothing of the project's.
+        let own_file = path.symlink_metadata().is_ok_and(|m| m.is_file())
+            && matches!(ctx.workspace.baseline_text(&rel), Ok(None));
+        if own_file && std::fs::read(&path).is_ok_and(|now| now == a.content.as_bytes()) {
+            return Err(ToolError::respond(format!(
+                "{rel} already has exactly this content, so nothing changed. Write something different, or take another step."
+            )));
+        }
+        if path.symlink_metadata().is_ok() && !own_file {
+            let mut message = format!(
+                "there is already a file called {rel}; add to its end with edit_file and an empty old_text, change it with edit_file"
+            );
             if let Some(free) = free_name(&path, &rel) {
                 message.push_str(&format!(", or create the new file as {free}"));
             }
@@ -196,8 +288,13 @@ impl Tool for CreateFile {
                 .map_err(|_| ToolError::respond(OUTSIDE))?;
         }
         write_text(&path, &a.content)?;
+        let verb = if own_file {
+            "Replaced (a file this run created)"
+        } else {
+            "Created"
+        };
         Ok(ToolOutput {
-            text: format!("Created {rel} ({} lines).", a.content.lines().count()),
+            text: format!("{verb} {rel} ({} lines).", a.content.lines().count()),
             summary: format!("created {rel}"),
             changed: true,
             ..ToolOutput::default()

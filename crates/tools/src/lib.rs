@@ -11,6 +11,7 @@ mod edit;
 mod exec;
 mod read;
 mod registry;
+mod reindent;
 pub mod search;
 pub mod shorten;
 mod test_run;

@@ -201,3 +201,244 @@ fn a_context_overflow_compacts_the_history_and_the_run_goes_on() {
         .any(|e| matches!(e, Event::Warning { message } if message.contains("context window")));
     assert!(warned);
 }
+
+const PASSING_TEST: &str = "from decimal import Decimal\n\nfrom billing.invoice_totals import compute_invoice_totals\nfrom billing.models import Invoice, LineItem\n\n\ndef test_gst_without_discount():\n    item = LineItem(sku=\"KB\", description=\"kb\", unit_price=Decimal(\"1000.00\"), quantity=1, category=\"standard\", discount=Decimal(\"0.00\"))\n    totals = compute_invoice_totals(Invoice(number=\"I-1\", customer_id=\"C\", items=[item], place_of_supply=\"KA\"))\n    assert totals.tax == Decimal(\"180.00\")\n";
+
+fn guided_script(fixture: &Fixture) -> std::path::PathBuf {
+    let lines: Vec<serde_json::Value> = std::fs::read_to_string(
+        plumb_test_support::billing_example().join("bill-412.script.jsonl"),
+    )
+    .unwrap()
+    .lines()
+    .map(|l| serde_json::from_str(l).unwrap())
+    .collect();
+    // The article's own test file, its fix and its done, from the bundled script.
+    let create_failing = lines[2]["tool_calls"][0]["arguments"].clone();
+    let fix = lines[4]["tool_calls"][0]["arguments"].clone();
+    let done = lines[7]["args"].clone();
+    let script = fixture.script_path("guided.jsonl");
+    Script::new()
+        .tool("edit_file", fix.clone())
+        .tool(
+            "create_file",
+            json!({"path": "tests/test_plain.py", "content": PASSING_TEST}),
+        )
+        .tool("done", done.clone())
+        .tool("create_file", create_failing)
+        .tool("edit_file", fix)
+        .tool("done", done)
+        .write(&script);
+    script
+}
+
+#[test]
+fn guided_phases_want_a_failing_test_before_the_fix_and_run_each_test_written() {
+    let fixture = Fixture::billing();
+    let script = guided_script(&fixture);
+    let output = fixture.fix_with_script(&script, &["-c", "helpers.phases=true"]);
+    let report = report(&output);
+    let events = journal_events(&report);
+    assert_eq!(report.outcome, Outcome::Success, "{}", stderr(&output));
+    let source_edit = tool_message(&events, 2).unwrap();
+    assert!(
+        source_edit.starts_with("Error: billing/invoice_totals.py is not a test file"),
+        "{source_edit}"
+    );
+    let passing = tool_message(&events, 3).unwrap();
+    assert!(passing.contains("plumb ran it: `"), "{passing}");
+    assert!(passing.contains("1 passed"), "{passing}");
+    assert!(
+        passing
+            .ends_with("so it does not show the bug yet: make it assert what the ticket expects."),
+        "{passing}"
+    );
+    let early_done = tool_message(&events, 4).unwrap();
+    assert!(
+        early_done.starts_with("Error: done is not available yet"),
+        "{early_done}"
+    );
+    let failing = tool_message(&events, 5).unwrap();
+    assert!(failing.contains("1 failed"), "{failing}");
+    assert!(
+        failing.ends_with(
+            "Good: the test fails on the current code, so it shows the bug. Now fix the code."
+        ),
+        "{failing}"
+    );
+    let fixed = tool_message(&events, 6).unwrap();
+    assert!(
+        fixed.starts_with("Edited billing/invoice_totals.py."),
+        "the fix runs once a test shows the bug: {fixed}"
+    );
+    assert!(
+        fixed.contains("plumb ran it: `") && fixed.ends_with("The test passes now. Call done: plumb then runs the whole suite and its other checks."),
+        "the failing test is run again after the fix: {fixed}"
+    );
+}
+
+#[test]
+fn without_guided_phases_the_same_first_edit_runs() {
+    let fixture = Fixture::billing();
+    let script = guided_script(&fixture);
+    let output = fixture.fix_with_script(&script, &["--max-rounds", "2"]);
+    let events = journal_events(&report(&output));
+    let source_edit = tool_message(&events, 2).unwrap();
+    assert!(!source_edit.starts_with("Error"), "{source_edit}");
+    let test_written = tool_message(&events, 3);
+    assert!(
+        test_written.is_none_or(|text| !text.contains("plumb ran it")),
+        "no automatic run with the helper off"
+    );
+}
+
+#[test]
+fn an_edit_copied_without_its_indentation_lands_at_the_files_indentation() {
+    let fixture = Fixture::billing();
+    let script = fixture.script_path("flat.jsonl");
+    Script::new()
+        .tool(
+            "edit_file",
+            json!({
+                "path": "billing/invoice_totals.py",
+                "old_text": "tax = compute_gst(gross, rate)\nnet = apply_discount(gross, item.discount)\n",
+                "new_text": "net = apply_discount(gross, item.discount)\ntax = compute_gst(net, rate)\n",
+            }),
+        )
+        .write(&script);
+    let output = fixture.fix_with_script(&script, &["--max-rounds", "1"]);
+    let events = journal_events(&report(&output));
+    let result = events
+        .iter()
+        .find_map(|e| match e {
+            Event::ToolFinished { name, output, .. } if name == "edit_file" => Some(output.clone()),
+            _ => None,
+        })
+        .unwrap();
+    assert!(
+        result.starts_with("old_text matched once when its indentation was set aside;"),
+        "{result}"
+    );
+    assert!(
+        result.contains("|     net = apply_discount(gross, item.discount)\n")
+            && result.contains("|     tax = compute_gst(net, rate)\n"),
+        "both lines at the function body's depth: {result}"
+    );
+}
+
+#[test]
+fn create_file_rewrites_a_file_of_this_run_but_not_one_of_the_project() {
+    let fixture = Fixture::billing();
+    let script = fixture.script_path("create.jsonl");
+    let body = "def test_one():\n    assert 1 == 1\n";
+    Script::new()
+        .tool(
+            "create_file",
+            json!({"path": "tests/test_invoice_totals.py", "content": body}),
+        )
+        .tool("create_file", json!({"path": "tests/test_new.py", "content": body}))
+        .tool(
+            "create_file",
+            json!({"path": "tests/test_new.py", "content": format!("{body}\n\ndef test_two():\n    assert 2 == 2\n")}),
+        )
+        .tool(
+            "create_file",
+            json!({"path": "tests/test_new.py", "content": format!("{body}\n\ndef test_two():\n    assert 2 == 2\n")}),
+        )
+        .write(&script);
+    let output = fixture.fix_with_script(&script, &["--max-rounds", "4"]);
+    let events = journal_events(&report(&output));
+    let results: Vec<String> = events
+        .iter()
+        .filter_map(|e| match e {
+            Event::ToolFinished { output, .. } => Some(output.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        results,
+        vec![
+            "Error: there is already a file called tests/test_invoice_totals.py; add to its end with edit_file and an empty old_text, change it with edit_file, or create the new file as tests/test_invoice_totals_2.py.".to_string(),
+            "Created tests/test_new.py (2 lines).".to_string(),
+            "Replaced (a file this run created) tests/test_new.py (6 lines).".to_string(),
+            "Error: tests/test_new.py already has exactly this content, so nothing changed. Write something different, or take another step.".to_string(),
+        ]
+    );
+    assert!(
+        std::fs::read_to_string(fixture.repo_path().join("tests/test_invoice_totals.py"))
+            .unwrap()
+            .contains("def test_gst_on_full_price_without_discount"),
+        "the project's file is untouched"
+    );
+}
+
+#[test]
+fn a_test_appended_with_an_empty_old_text_uses_the_files_helpers_and_opens_the_fix_phase() {
+    let fixture = Fixture::billing();
+    let lines: Vec<serde_json::Value> = std::fs::read_to_string(
+        plumb_test_support::billing_example().join("bill-412.script.jsonl"),
+    )
+    .unwrap()
+    .lines()
+    .map(|l| serde_json::from_str(l).unwrap())
+    .collect();
+    let fix = lines[4]["tool_calls"][0]["arguments"].clone();
+    let done = lines[7]["args"].clone();
+    let script = fixture.script_path("append.jsonl");
+    Script::new()
+        .tool(
+            "edit_file",
+            json!({
+                "path": "tests/test_invoice_totals.py",
+                "old_text": "",
+                "new_text": "def test_gst_on_full_price_without_discount():\n    assert False\n",
+            }),
+        )
+        .tool(
+            "edit_file",
+            json!({
+                "path": "tests/test_invoice_totals.py",
+                "old_text": "",
+                "new_text": "def test_gst_after_discount():\n    totals = compute_invoice_totals(invoice(item(\"1000.00\", discount=\"100.00\")))\n    assert totals.tax == Decimal(\"162.00\")\n",
+            }),
+        )
+        .tool("edit_file", fix)
+        .tool("done", done)
+        .write(&script);
+    let output = fixture.fix_with_script(
+        &script,
+        &[
+            "-c",
+            "helpers.phases=true",
+            "-c",
+            "helpers.code_up_front=true",
+        ],
+    );
+    let report = report(&output);
+    let events = journal_events(&report);
+    assert_eq!(report.outcome, Outcome::Success, "{}", stderr(&output));
+    let same_name = tool_message(&events, 2).unwrap();
+    assert!(
+        same_name.starts_with("Error: tests/test_invoice_totals.py already defines `test_gst_on_full_price_without_discount`"),
+        "{same_name}"
+    );
+    let appended = tool_message(&events, 3).unwrap();
+    assert!(
+        appended.starts_with("Appended to tests/test_invoice_totals.py."),
+        "{appended}"
+    );
+    assert!(
+        appended.contains("| def test_gst_after_discount():"),
+        "{appended}"
+    );
+    assert!(
+        appended.ends_with(
+            "Good: the test fails on the current code, so it shows the bug. Now fix the code."
+        ),
+        "{appended}"
+    );
+    assert!(
+        report.patch.contains("+def test_gst_after_discount():"),
+        "{}",
+        report.patch
+    );
+}

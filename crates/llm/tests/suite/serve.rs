@@ -106,8 +106,11 @@ impl Drop for Server {
     }
 }
 
+/// One alternative of the schema. The thought is bounded, as plumb's own schema bounds it: a small
+/// model at temperature 0 can otherwise ramble until `max_tokens` (it did, once llama.cpp was
+/// built with AVX-512 and its sums came out a little different) and the grammar never completes.
 fn tool(name: &str, arguments: Value) -> Value {
-    json!({"type": "object", "properties": {"thought": {"type": "string"}, "tool": {"const": name},
+    json!({"type": "object", "properties": {"thought": {"type": "string", "maxLength": 120}, "tool": {"const": name},
         "arguments": arguments}, "required": ["thought", "tool", "arguments"]})
 }
 

@@ -117,8 +117,8 @@ enum Side {
 
 /// The Messages body for `request`.
 pub(crate) fn request_body(settings: &HttpSettings, request: &ModelRequest) -> Value {
-    let mut system: Vec<Value> = request
-        .messages
+    let messages = request.messages_for_provider();
+    let mut system: Vec<Value> = messages
         .iter()
         .filter(|m| m.role == Role::System && !m.content.is_empty())
         .map(|m| json!({"type": "text", "text": m.content}))
@@ -128,7 +128,7 @@ pub(crate) fn request_body(settings: &HttpSettings, request: &ModelRequest) -> V
     }
 
     let mut turns: Vec<(Side, Vec<Value>)> = Vec::new();
-    for message in &request.messages {
+    for message in messages.iter() {
         let (side, blocks) = match message.role {
             Role::System => continue,
             Role::User => (Side::User, text_block(&message.content)),

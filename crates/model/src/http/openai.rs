@@ -142,7 +142,11 @@ pub(crate) fn request_body(
     flavor: OpenAiFlavor,
     request: &ModelRequest,
 ) -> Value {
-    let messages: Vec<Value> = request.messages.iter().map(message_json).collect();
+    let messages: Vec<Value> = request
+        .messages_for_provider()
+        .iter()
+        .map(message_json)
+        .collect();
     let mut body = json!({
         "model": settings.model,
         "messages": messages,

@@ -18,8 +18,14 @@ pub(crate) const TURN_END: &str = END;
 /// turn ("Step 2: you called read_file with …; the result: …"). A small model copies its own
 /// earlier replies almost token for token — even at a high temperature, even after a note saying
 /// the call was already made — and a narrated history gives it nothing to copy. The text only grows
-/// at the end, so the prompt cache keeps matching.
-pub(crate) fn render(messages: &[Message], tools: &[ToolSpec], thought: bool) -> String {
+/// at the end, so the prompt cache keeps matching. `next_step` (the guided-phases helper) closes the
+/// prompt, after the history, where it changes nothing the cache holds.
+pub(crate) fn render(
+    messages: &[Message],
+    tools: &[ToolSpec],
+    thought: bool,
+    next_step: Option<&str>,
+) -> String {
     let mut out = String::new();
     let system: Vec<&str> = messages
         .iter()
@@ -57,14 +63,15 @@ pub(crate) fn render(messages: &[Message], tools: &[ToolSpec], thought: bool) ->
             }
         }
     }
-    if step > 0 {
-        push_part(
-            &mut user,
-            &format!(
-                "# Step {}\nYour next call, as one JSON object (do not repeat a call whose result is above).",
-                step + 1
-            ),
+    if step > 0 || next_step.is_some() {
+        let mut closing = format!(
+            "# Step {}\nYour next call, as one JSON object (do not repeat a call whose result is above).",
+            step + 1
         );
+        if let Some(next) = next_step {
+            closing.push_str(&format!("\nNow: {next}"));
+        }
+        push_part(&mut user, &closing);
     }
     if !user.is_empty() {
         push_turn(&mut out, "user", &user);
@@ -98,7 +105,7 @@ pub(crate) fn render_head(messages: &[Message], tools: &[ToolSpec], thought: boo
         .filter(|m| m.role == Role::System)
         .cloned()
         .collect();
-    let text = render(&system, tools, thought);
+    let text = render(&system, tools, thought, None);
     // Only the system turn: what follows it differs from run to run.
     let end = text.find(END).map_or(text.len(), |at| at + END.len() + 1);
     text.get(..end).unwrap_or(&text).to_string()
@@ -246,7 +253,7 @@ mod tests {
             Message::tool("c1", "1 | x = 1\n"),
             Message::user("a note"),
         ];
-        let text = render(&messages, &tools(), true);
+        let text = render(&messages, &tools(), true, None);
         assert!(
             text.starts_with("<|im_start|>system\nRULES\n\n# Tools"),
             "{text}"
@@ -272,6 +279,27 @@ mod tests {
         assert!(
             text.starts_with(&head),
             "the system turn is a prefix of every prompt"
+        );
+    }
+
+    #[test]
+    fn the_next_step_closes_the_prompt_and_leaves_the_history_as_it_was() {
+        let messages = vec![Message::system("RULES"), Message::user("TICKET")];
+        let plain = render(&messages, &tools(), true, None);
+        let guided = render(
+            &messages,
+            &tools(),
+            true,
+            Some("write a test that shows the bug."),
+        );
+        let history_end = plain.rfind("<|im_end|>").unwrap();
+        assert!(
+            guided.starts_with(plain.get(..history_end).unwrap()),
+            "{guided}"
+        );
+        assert!(
+            guided.ends_with("TICKET\n\n# Step 1\nYour next call, as one JSON object (do not repeat a call whose result is above).\nNow: write a test that shows the bug.<|im_end|>\n<|im_start|>assistant\n"),
+            "{guided}"
         );
     }
 

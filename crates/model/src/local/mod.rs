@@ -11,7 +11,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use plumb_protocol::{ModelReply, ToolCall, Usage};
+use plumb_protocol::{ModelReply, ToolCall, ToolSpec, Usage};
 use serde_json::Value;
 use tokio::sync::Mutex;
 
@@ -45,7 +45,7 @@ pub struct LocalTuning {
 impl Default for LocalTuning {
     fn default() -> Self {
         Self {
-            context: 8192,
+            context: 16384,
             threads: 0,
             max_reply_tokens: 1024,
             temperature: 0.2,
@@ -198,9 +198,12 @@ impl ModelClient for LocalClient {
             &request.messages,
             &request.tools,
             self.settings.tuning.thought,
+            request.next_step.as_deref(),
         );
         let schema = if self.settings.tuning.constrained {
-            let text = schema::reply_schema(&request.tools, self.settings.tuning.thought);
+            // Every tool is described in the prompt (it stays cacheable); the grammar offers
+            // only the ones this reply may call.
+            let text = schema::reply_schema(&offered_tools(request), self.settings.tuning.thought);
             let raw = serde_json::value::RawValue::from_string(text).map_err(|err| {
                 ModelError::Service(format!(
                     "plumb built a reply schema that is not JSON: {err}"
@@ -224,30 +227,70 @@ impl ModelClient for LocalClient {
         runner_request.temperature = (self.settings.tuning.temperature
             + FAILURE_HEAT * failures as f32)
             .min(MAX_TEMPERATURE);
-        let runner = ensure_runner(&mut state, &self.settings).await?;
-        let reply = match runner.request(&runner_request).await {
-            Ok(reply) => reply,
-            Err(err @ ModelError::Service(_)) => {
-                // The runner died: forget it, so the next request starts a fresh one.
-                state.runner = None;
-                return Err(err);
+        let refused = refused_calls(&request.messages);
+        let mut usage = Usage::default();
+        let mut resamples = 0;
+        loop {
+            let runner = ensure_runner(&mut state, &self.settings).await?;
+            let reply = match runner.request(&runner_request).await {
+                Ok(reply) => reply,
+                Err(err @ ModelError::Service(_)) => {
+                    // The runner died: forget it, so the next request starts a fresh one.
+                    state.runner = None;
+                    return Err(err);
+                }
+                Err(err) => return Err(err),
+            };
+            // Every sample is counted, the discarded ones too.
+            usage.input_tokens += reply.prompt_tokens;
+            usage.cached_tokens += reply.cached_tokens;
+            usage.output_tokens += reply.output_tokens;
+            let parsed = reply_from_text(
+                &reply.text,
+                &request.tools,
+                usage,
+                state.requests,
+                reply.finish == "length",
+            );
+            let repeats_a_refusal = parsed
+                .tool_calls
+                .first()
+                .is_some_and(|call| refused.contains(&(&call.name, &call.arguments)));
+            if !repeats_a_refusal || resamples >= MAX_RESAMPLES {
+                return Ok(parsed);
             }
-            Err(err) => return Err(err),
-        };
-        let usage = Usage {
-            input_tokens: reply.prompt_tokens,
-            cached_tokens: reply.cached_tokens,
-            output_tokens: reply.output_tokens,
-            usd: 0.0,
-        };
-        Ok(reply_from_text(
-            &reply.text,
-            &request.tools,
-            usage,
-            state.requests,
-            reply.finish == "length",
-        ))
+            // The same call was already refused: its answer would be the same. Sample again,
+            // hotter and with another seed, rather than spend a round on it.
+            resamples += 1;
+            state.requests += 1;
+            runner_request.id = state.requests;
+            runner_request.seed = runner_request.seed.wrapping_add(RESAMPLE_SEED_STEP);
+            runner_request.temperature =
+                (runner_request.temperature + FAILURE_HEAT).min(MAX_TEMPERATURE);
+        }
     }
+}
+
+/// How many times a reply that repeats a refused call is sampled again before it is passed on
+/// (and the loop's stuck detection takes over), and how far each new sample's seed moves.
+const MAX_RESAMPLES: u32 = 2;
+const RESAMPLE_SEED_STEP: u32 = 7_919;
+
+/// The calls in `messages` whose results were errors: (tool name, arguments).
+fn refused_calls(messages: &[plumb_protocol::Message]) -> Vec<(&String, &Value)> {
+    use plumb_protocol::Role;
+    let refused_ids: Vec<&str> = messages
+        .iter()
+        .filter(|m| m.role == Role::Tool && m.content.starts_with("Error:"))
+        .filter_map(|m| m.tool_call_id.as_deref())
+        .collect();
+    messages
+        .iter()
+        .filter(|m| m.role == Role::Assistant)
+        .flat_map(|m| &m.tool_calls)
+        .filter(|call| refused_ids.contains(&call.id.as_str()))
+        .map(|call| (&call.name, &call.arguments))
+        .collect()
 }
 
 /// Temperature added per refused call in a row, and the most it reaches.
@@ -310,11 +353,73 @@ fn reply_from_text(
     reply
 }
 
+/// The tools the grammar offers: `allowed_tools` when set, else all. A list naming none of the
+/// tools would leave the grammar nothing to write, so it counts as no list.
+fn offered_tools(request: &ModelRequest) -> Vec<ToolSpec> {
+    let offered: Vec<ToolSpec> = request
+        .tools
+        .iter()
+        .filter(|tool| {
+            request
+                .allowed_tools
+                .as_ref()
+                .is_none_or(|names| names.contains(&tool.name))
+        })
+        .cloned()
+        .collect();
+    if offered.is_empty() {
+        request.tools.clone()
+    } else {
+        offered
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::json;
 
     use super::*;
+
+    #[test]
+    fn refused_calls_are_the_ones_answered_with_an_error() {
+        use plumb_protocol::Message;
+        let call = |id: &str, path: &str| ToolCall {
+            id: id.into(),
+            name: "read_file".into(),
+            arguments: json!({"path": path}),
+        };
+        let messages = vec![
+            Message::user("ticket"),
+            Message::assistant("", vec![call("c1", "a.py")]),
+            Message::tool("c1", "Error: there is no file called a.py."),
+            Message::assistant("", vec![call("c2", "b.py")]),
+            Message::tool("c2", "1| x = 1"),
+        ];
+        let refused = refused_calls(&messages);
+        let a = json!({"path": "a.py"});
+        assert_eq!(refused, vec![(&"read_file".to_string(), &a)]);
+    }
+
+    #[test]
+    fn the_grammar_offers_only_the_allowed_tools_and_never_none() {
+        let tool = |name: &str| ToolSpec {
+            name: name.to_string(),
+            description: String::new(),
+            parameters: json!({"type": "object"}),
+        };
+        let mut request = ModelRequest {
+            tools: vec![tool("read_file"), tool("edit_file"), tool("done")],
+            ..ModelRequest::default()
+        };
+        let names = |request: &ModelRequest| -> Vec<String> {
+            offered_tools(request).into_iter().map(|t| t.name).collect()
+        };
+        assert_eq!(names(&request), ["read_file", "edit_file", "done"]);
+        request.allowed_tools = Some(vec!["read_file".into(), "edit_file".into()]);
+        assert_eq!(names(&request), ["read_file", "edit_file"]);
+        request.allowed_tools = Some(vec!["bash".into()]);
+        assert_eq!(names(&request), ["read_file", "edit_file", "done"]);
+    }
 
     #[test]
     fn failures_are_counted_back_to_the_last_success() {

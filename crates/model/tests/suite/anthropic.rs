@@ -169,6 +169,7 @@ async fn tool_results_open_the_merged_user_turn() {
             Message::tool("toolu_x", "2 passed"),
         ],
         tools: Vec::new(),
+        ..ModelRequest::default()
     };
 
     client(&server).complete(&request).await.unwrap();

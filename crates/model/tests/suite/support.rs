@@ -48,6 +48,7 @@ pub fn simple_request() -> ModelRequest {
             Message::user("Why does the invoice total round wrong?"),
         ],
         tools: Vec::new(),
+        ..ModelRequest::default()
     }
 }
 
@@ -80,5 +81,6 @@ pub fn conversation() -> ModelRequest {
             Message::user("Note: 3 rounds left."),
         ],
         tools: vec![read_file_tool()],
+        ..ModelRequest::default()
     }
 }
