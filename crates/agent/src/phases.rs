@@ -8,7 +8,8 @@
 //! model sees in the same round whether its test shows the bug. The fix phase starts when a test
 //! the model wrote fails on the still-unchanged source; from then on every tool is offered.
 //! In the fix phase every edit to a source file is followed by a run of that test, so the model
-//! sees at once whether its fix works. Each request names the next step in one sentence.
+//! sees at once whether its fix works; a test changed before any source edit is judged again (it
+//! must still fail on the unchanged code, or the run is back in the test phase). Each request names the next step in one sentence.
 //!
 //! Nothing here decides success: the check ladder still runs in full at `done`.
 
@@ -46,6 +47,9 @@ pub(crate) struct Phases {
     reproduced: Option<String>,
     /// In the fix phase: whether that test passed on its last run after an edit.
     fixed: bool,
+    /// In the fix phase: whether a source file was edited since the test showed the bug. Until
+    /// then the source is as it was, so a changed test is judged again as in the test phase.
+    source_edited: bool,
     /// The existing test file shown up front, where a new test can be added at the end and use
     /// the helpers already there.
     test_file: Option<String>,
@@ -67,8 +71,9 @@ pub(crate) enum TestVerdict {
 
 /// Exceptions that, in a fresh test's failure, almost always mean the test is wrong rather than
 /// the code: Python names and imports, and calls made with arguments that do not exist.
-const TEST_MISTAKES: [&str; 11] = [
+const TEST_MISTAKES: [&str; 12] = [
     "NameError",
+    "got multiple values for",
     "object has no attribute",
     "object is not callable",
     "UnboundLocalError",
@@ -107,6 +112,7 @@ impl Phases {
             test: TestState::None,
             reproduced: None,
             fixed: false,
+            source_edited: false,
             test_file: None,
         }
     }
@@ -186,9 +192,12 @@ impl Phases {
         })
     }
 
-    /// The test file `call` wrote, when it is one the phases should run at once.
+    /// The test file `call` wrote, when it is one the phases should run at once: in the test
+    /// phase, and in the fix phase while the source is still unchanged (a test changed then must
+    /// show the bug again).
     pub(crate) fn test_to_run<'a>(&self, call: &'a ToolCall) -> Option<&'a str> {
-        if !self.in_test_phase() {
+        let judged_again = self.enabled && self.reproduced.is_some() && !self.source_edited;
+        if !self.in_test_phase() && !judged_again {
             return None;
         }
         written_path(call).filter(|path| is_test_file(path))
@@ -201,12 +210,13 @@ impl Phases {
         }
         let test = self.reproduced.as_ref()?;
         written_path(call)
-            .filter(|path| !is_test_file(path))
+            .filter(|path| !is_test_file(path) || self.source_edited)
             .map(|_| test.clone())
     }
 
     /// Records how the model's failing test ran after a source edit; returns what to tell it.
     pub(crate) fn record_fix(&mut self, verdict: TestVerdict) -> &'static str {
+        self.source_edited = true;
         self.fixed = verdict == TestVerdict::Passes;
         match verdict {
             TestVerdict::Passes => {
@@ -229,14 +239,17 @@ impl Phases {
                 "Good: the test fails on the current code, so it shows the bug. Now fix the code."
             }
             TestVerdict::FailsInTheTest => {
+                self.reproduced = None;
                 self.test = TestState::Broken(path.to_string());
                 "The test fails, but on a mistake in the test itself (see the error above), not on an assertion about the code: fix the test."
             }
             TestVerdict::Passes => {
+                self.reproduced = None;
                 self.test = TestState::Passes(path.to_string());
                 "The test passes on the current code, so it does not show the bug yet: make it assert what the ticket expects."
             }
             TestVerdict::Broken => {
+                self.reproduced = None;
                 self.test = TestState::Broken(path.to_string());
                 "The test could not run, or nothing in the file is a test (see the error above): fix the test. It can use only what its file defines or imports, and its name must start with test."
             }
@@ -382,7 +395,8 @@ mod tests {
         );
         assert_eq!(
             phases.test_to_run(&call("edit_file", json!({"path": "tests/test_gst.py"}))),
-            None
+            Some("tests/test_gst.py"),
+            "no source edit yet: a changed test is judged again"
         );
         assert!(
             phases
@@ -476,5 +490,31 @@ mod tests {
             "{explained}"
         );
         assert_eq!(explain_mistake("E       assert 1 == 2"), None);
+    }
+
+    #[test]
+    fn a_test_changed_before_any_fix_is_judged_again_and_after_a_fix_is_rerun() {
+        let mut phases = Phases::new(true);
+        let test_edit = call("edit_file", json!({"path": "tests/test_gst.py"}));
+        let source_edit = call("edit_file", json!({"path": "billing/invoice.py"}));
+        phases.record("tests/test_gst.py", TestVerdict::Fails);
+        assert_eq!(phases.test_to_run(&test_edit), Some("tests/test_gst.py"));
+        phases.record("tests/test_gst.py", TestVerdict::FailsInTheTest);
+        assert!(phases.in_test_phase(), "back to the test phase");
+        phases.record("tests/test_gst.py", TestVerdict::Fails);
+        phases.record_fix(TestVerdict::Fails);
+        assert_eq!(phases.test_to_run(&test_edit), None);
+        assert_eq!(
+            phases.test_after_fix(&test_edit).as_deref(),
+            Some("tests/test_gst.py"),
+            "after a source edit a changed test is simply run again"
+        );
+        assert!(phases.test_after_fix(&source_edit).is_some());
+        let doubled =
+            "E       TypeError: invoice() got multiple values for keyword argument 'discount'";
+        assert_eq!(
+            TestVerdict::of(&counts(1, 0, 0), doubled),
+            TestVerdict::FailsInTheTest
+        );
     }
 }
