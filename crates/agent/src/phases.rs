@@ -9,7 +9,8 @@
 //! the model wrote fails on the still-unchanged source; from then on every tool is offered.
 //! In the fix phase every edit to a source file is followed by a run of that test, so the model
 //! sees at once whether its fix works; a test changed before any source edit is judged again (it
-//! must still fail on the unchanged code, or the run is back in the test phase). Each request names the next step in one sentence.
+//! must still fail on the unchanged code, or the run is back in the test phase). Each request
+//! names the next step in one sentence.
 //!
 //! Nothing here decides success: the check ladder still runs in full at `done`.
 
