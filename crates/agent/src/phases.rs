@@ -160,6 +160,9 @@ impl Phases {
             (None, TestState::Passes(test)) => format!(
                 "{test} passes on the current code, so it does not show the bug yet. Change it with edit_file so that it runs the case the ticket describes (its example) and asserts the result the ticket expects, which the current code gets wrong."
             ),
+            (None, TestState::Broken(test)) if self.test_file.is_some() => format!(
+                "{test} could not run (see the error above). Fix the new test with edit_file: old_text copied from it, new_text the corrected lines."
+            ),
             (None, TestState::Broken(test)) => format!(
                 "{test} could not run (see the error above). Fix the test file with edit_file, or create_file it again under a new name."
             ),
@@ -186,9 +189,17 @@ impl Phases {
             ));
         }
         let path = written_path(call)?;
+        let first = match &self.test_file {
+            Some(file) => format!(
+                "First add a test at the end of {file} with edit_file and an empty old_text"
+            ),
+            None => {
+                "First create_file a new test file (for example tests/test_<topic>.py)".to_string()
+            }
+        };
         (!is_test_file(path)).then(|| {
             format!(
-                "{path} is not a test file, and the code is fixed only after a test shows the bug. First create_file a new test file (for example tests/test_<topic>.py) whose test fails on the current code. Nothing was changed."
+                "{path} is not a test file, and the code is fixed only after a test shows the bug. {first}, whose test fails on the current code. Nothing was changed."
             )
         })
     }
@@ -321,6 +332,12 @@ mod tests {
         let allowed_with_file = shown.allowed_tools().unwrap();
         assert!(!allowed_with_file.contains(&"create_file".to_string()));
         assert!(allowed_with_file.contains(&"edit_file".to_string()));
+        assert!(
+            shown
+                .refusal(&call("edit_file", json!({"path": "billing/x.py"})))
+                .unwrap()
+                .contains("First add a test at the end of tests/test_x.py with edit_file and an empty old_text, whose test fails")
+        );
         assert!(
             shown
                 .refusal(&call("create_file", json!({"path": "tests/test_y.py"})))
