@@ -692,7 +692,8 @@ impl Run {
             report.push('\n');
         }
         report.push_str(sentence);
-        if let Some(explained) = phases::explain_mistake(&run.excerpt) {
+        // The reading is about the test's own code; after a source edit the error is the edit's.
+        if !after_fix && let Some(explained) = phases::explain_mistake(&run.excerpt) {
             report.push(' ');
             report.push_str(&explained);
         }
