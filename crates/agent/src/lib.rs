@@ -7,6 +7,7 @@
 //! `round` (one model request and its tool calls), `answer_done` (the checks), `finish` (patch or
 //! rollback, report, journal closed).
 
+mod candidates;
 mod done;
 mod finish;
 mod journal;

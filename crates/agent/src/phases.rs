@@ -1,24 +1,40 @@
-//! Guided phases, the `phases` helper (on for the embedded model): the harness keeps the order the
-//! rules ask for — first a test that shows the bug, then the fix — instead of trusting a small
-//! model to keep it.
+//! Guided phases, the `phases` helper (on for the embedded model): the harness keeps the order of
+//! the work instead of trusting a small model to keep it — first the fix, then a test that shows
+//! it — and runs, after every write, what tells the model where it stands.
 //!
-//! In the test phase the reply may only read, search, write files and run tests (the embedded
-//! model's grammar offers nothing else; any other model's call is refused with a note), an edit
-//! to a file that is not a test is refused, and every test file written is run at once so the
-//! model sees in the same round whether its test shows the bug. The fix phase starts when a test
-//! the model wrote fails on the still-unchanged source; from then on every tool is offered.
-//! In the fix phase every edit to a source file is followed by a run of that test, so the model
-//! sees at once whether its fix works; a test changed before any source edit is judged again (it
-//! must still fail on the unchanged code, or the run is back in the test phase). Each request
-//! names the next step in one sentence.
+//! - **Fix.** Until a file that is not a test changed, the reply may read, search, edit and run
+//!   tests (the embedded model's grammar offers nothing else; any other model's test edit or
+//!   `done` is refused with a note). After each edit the project's tests run (the test file
+//!   shown up front, or the whole suite): a fix must not break them.
+//! - **Test.** Then the model adds a test. Every test file it writes is run twice: with its fix,
+//!   and on the original source (the baseline plus only the test changes, as the ladder's
+//!   reproduce step does). A test that passes with the fix and fails without it shows both the
+//!   bug and the fix; one that fails with the fix expects the wrong figure or meets a wrong fix,
+//!   and the model is told which run said what. A later edit of the code runs that test again.
+//! - **Done.** Once a test passes with the fix and fails without it, the next step is `done`.
+//!
+//! A model shown its own fix writes a test that agrees with the ticket more often than one asked
+//! for the test first: the two runs catch a test that asserts the bug (it passes on the original)
+//! and one that asserts a wrong figure (it fails with the fix), neither of which a single run on
+//! the unchanged source can tell apart from a good reproduction.
 //!
 //! Nothing here decides success: the check ladder still runs in full at `done`.
 
 use plumb_protocol::{TestCounts, ToolCall};
 use plumb_verify::tamper::is_test_file;
 
-/// The tools a reply may call before a test shows the bug. When a test file was shown up front,
-/// `create_file` is left out: the new test goes at the end of that file, with `edit_file`.
+/// The tools a reply may call before the fix: no `create_file` (a new file is almost always a
+/// test at this point) and no `done`.
+const FIX_PHASE_TOOLS: [&str; 5] = [
+    "search_code",
+    "read_file",
+    "list_files",
+    "edit_file",
+    "run_tests",
+];
+
+/// The tools a reply may call after the fix, until a test shows it. When a test file was shown up
+/// front, `create_file` is left out: the new test goes at the end of that file, with `edit_file`.
 const TEST_PHASE_TOOLS: [&str; 6] = [
     "search_code",
     "read_file",
@@ -27,34 +43,6 @@ const TEST_PHASE_TOOLS: [&str; 6] = [
     "edit_file",
     "run_tests",
 ];
-
-/// What the model wrote as its test, and what running it showed.
-#[derive(Debug, Clone, PartialEq, Eq)]
-enum TestState {
-    /// No test file written yet.
-    None,
-    /// Written; its last run passed on the unchanged source, so it does not show the bug.
-    Passes(String),
-    /// Written; its last run could not collect or run it (an import error, a syntax error).
-    Broken(String),
-}
-
-/// Where a guided run stands.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Phases {
-    enabled: bool,
-    test: TestState,
-    /// The test file that failed on the unchanged source: the fix phase has begun.
-    reproduced: Option<String>,
-    /// In the fix phase: whether that test passed on its last run after an edit.
-    fixed: bool,
-    /// In the fix phase: whether a source file was edited since the test showed the bug. Until
-    /// then the source is as it was, so a changed test is judged again as in the test phase.
-    source_edited: bool,
-    /// The existing test file shown up front, where a new test can be added at the end and use
-    /// the helpers already there.
-    test_file: Option<String>,
-}
 
 /// How one run of the model's test came out, as far as the phases care.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -106,37 +94,120 @@ impl TestVerdict {
     }
 }
 
+/// What running the model's test file showed, with its fix and on the original source.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct TestRuns {
+    path: String,
+    now: TestVerdict,
+    original: TestVerdict,
+}
+
+impl TestRuns {
+    /// Passes with the fix and fails (on an assertion or an error of the code) without it.
+    fn shows_the_fix(&self) -> bool {
+        self.now == TestVerdict::Passes && self.original == TestVerdict::Fails
+    }
+}
+
+/// Where a guided run stands.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Phases {
+    enabled: bool,
+    /// A file that is not a test was changed: the fix is in, or on its way.
+    source_edited: bool,
+    /// How the project's tests ran after the last source edit, while the model had no test.
+    existing: Option<TestVerdict>,
+    /// The model's test file and its last runs.
+    test: Option<TestRuns>,
+    /// The existing test file shown up front, where a new test can be added at the end and use
+    /// the helpers already there.
+    test_file: Option<String>,
+}
+
+/// What plumb runs after a write, by phase.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum PhaseCheck {
+    /// After an edit of the code while the model has no test: the project's tests (this file, or
+    /// the whole suite), which must still pass.
+    Existing(Option<String>),
+    /// After the model wrote this test file: it runs with the fix and on the original source.
+    BothWays(String),
+    /// After an edit of the code once the model has a test: that test again, with the fix (its
+    /// run on the original source does not change).
+    Again(String),
+}
+
+/// What a phase check's runs showed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct CheckVerdict {
+    /// The run on the workspace as it is.
+    pub now: TestVerdict,
+    /// The run on the original source with only the test changes (`BothWays` only).
+    pub original: Option<TestVerdict>,
+}
+
+impl PhaseCheck {
+    /// The test (file) the check runs; `None` is the whole suite.
+    pub(crate) fn test(&self) -> Option<&str> {
+        match self {
+            PhaseCheck::Existing(file) => file.as_deref(),
+            PhaseCheck::BothWays(test) | PhaseCheck::Again(test) => Some(test),
+        }
+    }
+
+    /// True when the check also runs the test on the original source.
+    pub(crate) fn runs_on_the_original(&self) -> bool {
+        matches!(self, PhaseCheck::BothWays(_))
+    }
+}
+
+/// What trying a reply's write on the workspace can show (the candidates helper).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Trial {
+    /// Run this check after the write; wanted as [`Phases::wanted`] says.
+    Check(PhaseCheck),
+    /// Nothing to try: the phases refuse the write.
+    Unwanted(String),
+}
+
 impl Phases {
     pub(crate) fn new(enabled: bool) -> Self {
         Self {
             enabled,
-            test: TestState::None,
-            reproduced: None,
-            fixed: false,
             source_edited: false,
+            existing: None,
+            test: None,
             test_file: None,
         }
     }
 
-    /// Names the test file the model was shown, so the first step can point at it.
+    /// Names the test file the model was shown, so the steps can point at it.
     pub(crate) fn suggest_test_file(&mut self, path: Option<String>) {
         self.test_file = path;
     }
 
-    /// True while the model still owes a test that shows the bug.
-    pub(crate) fn in_test_phase(&self) -> bool {
-        self.enabled && self.reproduced.is_none()
+    /// True once a test of the model's passes with the fix and fails without it.
+    fn shown(&self) -> bool {
+        self.test.as_ref().is_some_and(TestRuns::shows_the_fix)
     }
 
     /// The tools this reply may call, when not all of them.
     pub(crate) fn allowed_tools(&self) -> Option<Vec<String>> {
-        self.in_test_phase().then(|| {
-            TEST_PHASE_TOOLS
+        if !self.enabled || self.shown() {
+            return None;
+        }
+        let tools: &[&str] = if self.source_edited {
+            &TEST_PHASE_TOOLS
+        } else {
+            &FIX_PHASE_TOOLS
+        };
+        Some(
+            tools
                 .iter()
                 .filter(|tool| self.test_file.is_none() || **tool != "create_file")
                 .map(|tool| tool.to_string())
-                .collect()
-        })
+                .collect(),
+        )
     }
 
     /// The next step in one sentence, shown at the end of each request.
@@ -144,126 +215,182 @@ impl Phases {
         if !self.enabled {
             return None;
         }
-        Some(match (&self.reproduced, &self.test) {
-            (Some(test), _) if self.fixed => format!(
-                "{test} passes now. Call done: plumb then runs the whole suite and its other checks."
-            ),
-            (Some(test), _) => format!(
-                "{test} fails on the current code, so it shows the bug. Fix the code with edit_file so that it passes (do not change the test), then call done."
-            ),
-            (None, TestState::None) => match &self.test_file {
+        if !self.source_edited {
+            return Some(
+                "fix the code first: change the lines the ticket is about with edit_file (old_text copied from the code shown above, new_text the corrected lines). plumb runs the existing tests after it; the test comes next.".to_string(),
+            );
+        }
+        let Some(test) = &self.test else {
+            if self.existing.is_some_and(|v| v != TestVerdict::Passes) {
+                return Some(
+                    "your change broke tests that passed before (see above): fix the code with edit_file so that they pass again.".to_string(),
+                );
+            }
+            return Some(match &self.test_file {
                 Some(file) => format!(
-                    "write a test that shows the bug before fixing anything: add one new test function at the end of {file} with edit_file (old_text empty, new_text the function). Give it a new name, build the case the ticket describes with the helpers shown above, and assert the result the ticket expects. plumb runs it at once."
+                    "now add a test that shows the bug: one new test function at the end of {file}, with edit_file (old_text empty, new_text the function, with a new name). Call the helpers the way the first test shown above does, with the ticket's own example, and assert the figure the ticket expects. plumb runs it with your fix and on the original code: it must pass with the fix and fail without it."
                 ),
-                None => "write a test that shows the bug before fixing anything: create_file a new test file (for example tests/test_<topic>.py) that copies the imports and helper functions it needs from the existing tests, then has one test function that runs the case the ticket describes and asserts the result the ticket expects. plumb runs it at once.".to_string(),
-            },
-            (None, TestState::Passes(test)) => format!(
-                "{test} passes on the current code, so it does not show the bug yet. Change it with edit_file so that it runs the case the ticket describes (its example) and asserts the result the ticket expects, which the current code gets wrong."
+                None => "now add a test that shows the bug: create_file a new test file (for example tests/test_<topic>.py) that copies the imports and helpers it needs from the existing tests, with one test function that builds the ticket's own example and asserts the figure the ticket expects. plumb runs it with your fix and on the original code: it must pass with the fix and fail without it.".to_string(),
+            });
+        };
+        let path = &test.path;
+        Some(match (test.now, test.original) {
+            _ if test.shows_the_fix() => format!(
+                "{path} passes with your fix and fails on the original code. Call done: plumb then runs the whole suite and its other checks."
             ),
-            (None, TestState::Broken(test)) if self.test_file.is_some() => format!(
-                "{test} could not run (see the error above). Fix the new test with edit_file: old_text copied from it, new_text the corrected lines."
+            (TestVerdict::Passes, _) => format!(
+                "{path} passes on the original code too, so it does not show the bug. Change the new test with edit_file so that it builds the ticket's example and asserts the figure the ticket expects."
             ),
-            (None, TestState::Broken(test)) => format!(
-                "{test} could not run (see the error above). Fix the test file with edit_file, or create_file it again under a new name."
+            (TestVerdict::Fails, _) => format!(
+                "{path} fails with your fix. Compare the figure it expects with the one the code gives (see above): if the test expects the wrong figure, correct the test; if the code is still wrong, change the code."
+            ),
+            (TestVerdict::FailsInTheTest | TestVerdict::Broken, _) => format!(
+                "{path} could not run as written (see the error above). Fix the new test with edit_file: old_text copied from it, new_text the corrected lines."
             ),
         })
     }
 
     /// A note refusing `call` in the current phase, or `None` when it may run.
     pub(crate) fn refusal(&self, call: &ToolCall) -> Option<String> {
-        if !self.in_test_phase() {
-            return None;
-        }
-        let allowed = self.allowed_tools().unwrap_or_default();
-        if let (false, Some(file)) = (allowed.contains(&call.name), &self.test_file)
-            && call.name == "create_file"
+        let allowed = self.allowed_tools()?;
+        if call.name == "create_file"
+            && !allowed.contains(&call.name)
+            && let Some(file) = &self.test_file
         {
+            let when = if self.source_edited {
+                format!(
+                    "add the new test at the end of {file} with edit_file and an empty old_text, so it can use that file's imports and helpers"
+                )
+            } else {
+                "first fix the code with edit_file".to_string()
+            };
             return Some(format!(
-                "create_file is not offered now: add the new test at the end of {file} with edit_file and an empty old_text, so it can use that file's imports and helpers. Nothing was done."
+                "create_file is not offered now: {when}. Nothing was done."
             ));
         }
         if !allowed.contains(&call.name) {
+            let first = if self.source_edited {
+                "first add a test that passes with your fix and fails without it"
+            } else {
+                "first fix the code, then add a test that shows the bug"
+            };
             return Some(format!(
-                "{} is not available yet: first write a test that shows the bug (a test that fails on the current code). Nothing was done.",
+                "{} is not available yet: {first}. Nothing was done.",
                 call.name
             ));
         }
         let path = written_path(call)?;
-        let first = match &self.test_file {
-            Some(file) => format!(
-                "First add a test at the end of {file} with edit_file and an empty old_text"
-            ),
-            None => {
-                "First create_file a new test file (for example tests/test_<topic>.py)".to_string()
-            }
-        };
-        (!is_test_file(path)).then(|| {
+        (!self.source_edited && is_test_file(path)).then(|| {
             format!(
-                "{path} is not a test file, and the code is fixed only after a test shows the bug. {first}, whose test fails on the current code. Nothing was changed."
+                "{path} is a test file, and the test comes after the fix: first change the code the ticket is about with edit_file. Then plumb runs your test with the fix and without it. Nothing was changed."
             )
         })
     }
 
-    /// The test file `call` wrote, when it is one the phases should run at once: in the test
-    /// phase, and in the fix phase while the source is still unchanged (a test changed then must
-    /// show the bug again).
-    pub(crate) fn test_to_run<'a>(&self, call: &'a ToolCall) -> Option<&'a str> {
-        let judged_again = self.enabled && self.reproduced.is_some() && !self.source_edited;
-        if !self.in_test_phase() && !judged_again {
-            return None;
-        }
-        written_path(call).filter(|path| is_test_file(path))
-    }
-
-    /// The model's failing test, to run after `call` changed a source file in the fix phase.
-    pub(crate) fn test_after_fix(&self, call: &ToolCall) -> Option<String> {
+    /// What plumb runs after `call` wrote a file, when the phases want a run.
+    pub(crate) fn check_after(&self, call: &ToolCall) -> Option<PhaseCheck> {
         if !self.enabled {
             return None;
         }
-        let test = self.reproduced.as_ref()?;
-        written_path(call)
-            .filter(|path| !is_test_file(path) || self.source_edited)
-            .map(|_| test.clone())
+        let path = written_path(call)?;
+        if is_test_file(path) {
+            return self
+                .source_edited
+                .then(|| PhaseCheck::BothWays(path.to_string()));
+        }
+        Some(match &self.test {
+            Some(test) => PhaseCheck::Again(test.path.clone()),
+            None => PhaseCheck::Existing(self.test_file.clone()),
+        })
     }
 
-    /// Records how the model's failing test ran after a source edit; returns what to tell it.
-    pub(crate) fn record_fix(&mut self, verdict: TestVerdict) -> &'static str {
-        self.source_edited = true;
-        self.fixed = verdict == TestVerdict::Passes;
-        match verdict {
-            TestVerdict::Passes => {
-                "The test passes now. Call done: plumb then runs the whole suite and its other checks."
+    /// True when a check's verdict is what the phase needs: the project's tests still pass after
+    /// a fix, or the model's test passes with the fix and fails without it.
+    pub(crate) fn wanted(&self, check: &PhaseCheck, verdict: CheckVerdict) -> bool {
+        match check {
+            PhaseCheck::Existing(_) => verdict.now == TestVerdict::Passes,
+            PhaseCheck::BothWays(_) => {
+                verdict.now == TestVerdict::Passes && verdict.original == Some(TestVerdict::Fails)
             }
-            TestVerdict::Fails => {
-                "The test still fails, so the fix is not right yet: read the failure and change the code again."
-            }
-            TestVerdict::Broken | TestVerdict::FailsInTheTest => {
-                "The test no longer runs (see the error): the edit broke something it needs."
+            PhaseCheck::Again(_) => {
+                verdict.now == TestVerdict::Passes
+                    && self
+                        .test
+                        .as_ref()
+                        .is_some_and(|t| t.original == TestVerdict::Fails)
             }
         }
     }
 
-    /// Records how a run of the model's test `path` came out; returns the sentence to tell it.
-    pub(crate) fn record(&mut self, path: &str, verdict: TestVerdict) -> &'static str {
-        match verdict {
-            TestVerdict::Fails => {
-                self.reproduced = Some(path.to_string());
-                "Good: the test fails on the current code, so it shows the bug. Now fix the code."
+    /// What trying `call` would show, for the candidates helper: `None` when the call writes
+    /// nothing, or the phases have nothing left to want (off, or a test already shows the fix).
+    pub(crate) fn trial(&self, call: &ToolCall) -> Option<Trial> {
+        if !self.enabled || self.shown() {
+            return None;
+        }
+        written_path(call)?;
+        if let Some(note) = self.refusal(call) {
+            return Some(Trial::Unwanted(note));
+        }
+        self.check_after(call).map(Trial::Check)
+    }
+
+    /// Records a check's verdict after `call` ran; returns the sentence to tell the model.
+    pub(crate) fn record(&mut self, check: &PhaseCheck, verdict: CheckVerdict) -> &'static str {
+        match check {
+            PhaseCheck::Existing(_) => {
+                self.source_edited = true;
+                self.existing = Some(verdict.now);
+                if verdict.now == TestVerdict::Passes {
+                    "The existing tests still pass. Now add a test that shows the bug: it must pass with your fix and fail on the original code."
+                } else {
+                    "Tests that passed before fail now (see above): the change broke something. Fix the code again."
+                }
             }
-            TestVerdict::FailsInTheTest => {
-                self.reproduced = None;
-                self.test = TestState::Broken(path.to_string());
-                "The test fails, but on a mistake in the test itself (see the error above), not on an assertion about the code: fix the test."
+            PhaseCheck::BothWays(path) => {
+                let runs = TestRuns {
+                    path: path.clone(),
+                    now: verdict.now,
+                    original: verdict.original.unwrap_or(TestVerdict::Broken),
+                };
+                let shown = runs.shows_the_fix();
+                self.test = Some(runs);
+                match verdict.now {
+                    _ if shown => {
+                        "Good: the test passes with your fix and fails on the original code, so it shows the bug and the fix. Call done."
+                    }
+                    TestVerdict::Passes => {
+                        "The test passes on the original code too, so it does not show the bug: make it build the ticket's example and assert the figure the ticket expects."
+                    }
+                    TestVerdict::Fails => {
+                        "The test fails with your fix (see above). Either it expects the wrong figure (work the figure out again from the ticket) or the fix is not right yet."
+                    }
+                    TestVerdict::FailsInTheTest => {
+                        "The test fails on a mistake in the test itself (see the error above), not on an assertion about the code: fix the test."
+                    }
+                    TestVerdict::Broken => {
+                        "The test could not run, or nothing in the file is a test (see the error above): fix the test. It can use only what its file defines or imports, and its name must start with test."
+                    }
+                }
             }
-            TestVerdict::Passes => {
-                self.reproduced = None;
-                self.test = TestState::Passes(path.to_string());
-                "The test passes on the current code, so it does not show the bug yet: make it assert what the ticket expects."
-            }
-            TestVerdict::Broken => {
-                self.reproduced = None;
-                self.test = TestState::Broken(path.to_string());
-                "The test could not run, or nothing in the file is a test (see the error above): fix the test. It can use only what its file defines or imports, and its name must start with test."
+            PhaseCheck::Again(_) => {
+                self.source_edited = true;
+                let Some(test) = &mut self.test else {
+                    return "";
+                };
+                test.now = verdict.now;
+                match verdict.now {
+                    _ if test.shows_the_fix() => {
+                        "The test passes now, and it failed on the original code. Call done: plumb then runs the whole suite and its other checks."
+                    }
+                    TestVerdict::Passes => {
+                        "The test passes, but it passed on the original code too, so it does not show the bug yet: change the test."
+                    }
+                    TestVerdict::Fails => "The test still fails with the changed code (see above).",
+                    TestVerdict::FailsInTheTest | TestVerdict::Broken => {
+                        "The test no longer runs (see the error): the edit broke something it needs."
+                    }
+                }
             }
         }
     }
@@ -305,132 +432,206 @@ mod tests {
         }
     }
 
-    #[test]
-    fn off_means_no_limits_and_no_hint() {
-        let phases = Phases::new(false);
-        assert_eq!(phases.allowed_tools(), None);
-        assert_eq!(phases.next_step(), None);
-        assert_eq!(
-            phases.refusal(&call("edit_file", json!({"path": "billing/x.py"}))),
-            None
-        );
-        assert_eq!(
-            phases.test_to_run(&call("create_file", json!({"path": "tests/test_x.py"}))),
-            None
-        );
+    fn verdict(now: TestVerdict, original: Option<TestVerdict>) -> CheckVerdict {
+        CheckVerdict { now, original }
+    }
+
+    const TEST: &str = "tests/test_gst.py";
+
+    fn source_edit() -> ToolCall {
+        call("edit_file", json!({"path": "billing/invoice.py"}))
+    }
+
+    fn test_edit() -> ToolCall {
+        call("edit_file", json!({"path": TEST}))
     }
 
     #[test]
-    fn the_test_phase_refuses_source_edits_and_done_and_runs_test_files() {
-        let phases = Phases::new(true);
+    fn off_means_no_limits_no_hint_and_no_runs() {
+        let phases = Phases::new(false);
+        assert_eq!(phases.allowed_tools(), None);
+        assert_eq!(phases.next_step(), None);
+        assert_eq!(phases.refusal(&test_edit()), None);
+        assert_eq!(phases.check_after(&source_edit()), None);
+        assert_eq!(phases.trial(&source_edit()), None);
+    }
+
+    #[test]
+    fn the_fix_comes_first_and_a_test_edit_or_done_waits() {
+        let mut phases = Phases::new(true);
         let allowed = phases.allowed_tools().unwrap();
-        assert!(!allowed.contains(&"done".to_string()));
-        assert!(!allowed.contains(&"run".to_string()));
-        assert!(allowed.contains(&"create_file".to_string()));
-        let mut shown = Phases::new(true);
-        shown.suggest_test_file(Some("tests/test_x.py".into()));
-        let allowed_with_file = shown.allowed_tools().unwrap();
-        assert!(!allowed_with_file.contains(&"create_file".to_string()));
-        assert!(allowed_with_file.contains(&"edit_file".to_string()));
+        for tool in ["done", "run", "create_file"] {
+            assert!(!allowed.contains(&tool.to_string()), "{tool}");
+        }
+        assert!(allowed.contains(&"edit_file".to_string()));
         assert!(
-            shown
-                .refusal(&call("edit_file", json!({"path": "billing/x.py"})))
+            phases
+                .refusal(&test_edit())
                 .unwrap()
-                .contains("First add a test at the end of tests/test_x.py with edit_file and an empty old_text, whose test fails")
+                .starts_with("tests/test_gst.py is a test file, and the test comes after the fix")
         );
         assert!(
-            shown
-                .refusal(&call("create_file", json!({"path": "tests/test_y.py"})))
+            phases
+                .refusal(&call("done", json!({})))
                 .unwrap()
-                .starts_with(
-                    "create_file is not offered now: add the new test at the end of tests/test_x.py"
-                )
+                .starts_with("done is not available yet: first fix the code")
         );
-        let source = phases.refusal(&call("edit_file", json!({"path": "billing/invoice.py"})));
-        assert!(
-            source
-                .unwrap()
-                .starts_with("billing/invoice.py is not a test file")
-        );
-        assert!(phases.refusal(&call("done", json!({}))).is_some());
-        assert_eq!(
-            phases.refusal(&call("create_file", json!({"path": "tests/test_gst.py"}))),
-            None
-        );
+        assert_eq!(phases.refusal(&source_edit()), None);
         assert_eq!(
             phases.refusal(&call("read_file", json!({"path": "a.py"}))),
             None
         );
-        assert_eq!(
-            phases.test_to_run(&call("create_file", json!({"path": "tests/test_gst.py"}))),
-            Some("tests/test_gst.py")
-        );
-        assert_eq!(
-            phases.test_to_run(&call("read_file", json!({"path": "tests/test_gst.py"}))),
-            None
-        );
-        assert!(phases.next_step().unwrap().starts_with("write a test"));
-    }
-
-    #[test]
-    fn the_first_step_points_at_the_test_file_shown_when_there_is_one() {
-        let mut phases = Phases::new(true);
         assert!(
             phases
                 .next_step()
                 .unwrap()
-                .contains("create_file a new test file")
+                .starts_with("fix the code first")
         );
-        phases.suggest_test_file(Some("tests/test_invoice_totals.py".into()));
+        phases.suggest_test_file(Some("tests/test_x.py".into()));
+        assert_eq!(
+            phases.check_after(&source_edit()),
+            Some(PhaseCheck::Existing(Some("tests/test_x.py".into()))),
+            "the fix is followed by the tests of the file shown"
+        );
+        assert_eq!(
+            phases.check_after(&call("read_file", json!({"path": "a.py"}))),
+            None
+        );
+    }
+
+    #[test]
+    fn after_the_fix_a_test_is_run_with_it_and_on_the_original_code() {
+        let mut phases = Phases::new(true);
+        phases.suggest_test_file(Some("tests/test_x.py".into()));
+        let existing = PhaseCheck::Existing(Some("tests/test_x.py".into()));
+        let said = phases.record(&existing, verdict(TestVerdict::Fails, None));
+        assert!(
+            said.starts_with("Tests that passed before fail now"),
+            "{said}"
+        );
+        assert!(
+            phases
+                .next_step()
+                .unwrap()
+                .starts_with("your change broke tests")
+        );
+        phases.record(&existing, verdict(TestVerdict::Passes, None));
         let step = phases.next_step().unwrap();
         assert!(
-            step.contains(
-                "at the end of tests/test_invoice_totals.py with edit_file (old_text empty"
-            ),
+            step.contains("at the end of tests/test_x.py, with edit_file (old_text empty"),
             "{step}"
         );
+        let allowed = phases.allowed_tools().unwrap();
+        assert!(!allowed.contains(&"done".to_string()));
+        assert!(
+            !allowed.contains(&"create_file".to_string()),
+            "the shown file takes the test"
+        );
+        assert_eq!(phases.refusal(&test_edit()), None);
+        let both = PhaseCheck::BothWays(TEST.into());
+        assert_eq!(phases.check_after(&test_edit()), Some(both.clone()));
+
+        let asserts_the_bug = verdict(TestVerdict::Passes, Some(TestVerdict::Passes));
+        assert!(
+            phases
+                .record(&both, asserts_the_bug)
+                .contains("passes on the original code too")
+        );
+        assert!(!phases.wanted(&both, asserts_the_bug));
+        let wrong_figure = verdict(TestVerdict::Fails, Some(TestVerdict::Fails));
+        assert!(
+            phases
+                .record(&both, wrong_figure)
+                .starts_with("The test fails with your fix")
+        );
+        assert!(
+            phases
+                .next_step()
+                .unwrap()
+                .contains("Compare the figure it expects")
+        );
+        assert_eq!(
+            phases.check_after(&source_edit()),
+            Some(PhaseCheck::Again(TEST.into())),
+            "a later fix runs the model's test again"
+        );
+        let shows = verdict(TestVerdict::Passes, Some(TestVerdict::Fails));
+        assert!(phases.wanted(&both, shows));
+        assert!(
+            phases
+                .record(&both, shows)
+                .starts_with("Good: the test passes with your fix")
+        );
+        assert_eq!(phases.allowed_tools(), None, "done is offered");
+        assert!(phases.next_step().unwrap().contains("Call done"));
+        assert_eq!(phases.refusal(&call("done", json!({}))), None);
     }
 
     #[test]
-    fn a_failing_test_opens_the_fix_phase_and_a_passing_one_does_not() {
+    fn a_later_fix_that_makes_the_test_pass_opens_done() {
         let mut phases = Phases::new(true);
-        phases.record("tests/test_gst.py", TestVerdict::Passes);
-        assert!(phases.in_test_phase());
+        phases.record(
+            &PhaseCheck::Existing(None),
+            verdict(TestVerdict::Passes, None),
+        );
+        phases.record(
+            &PhaseCheck::BothWays(TEST.into()),
+            verdict(TestVerdict::Fails, Some(TestVerdict::Fails)),
+        );
+        let again = PhaseCheck::Again(TEST.into());
+        assert!(phases.wanted(&again, verdict(TestVerdict::Passes, None)));
+        assert!(!phases.wanted(&again, verdict(TestVerdict::Fails, None)));
         assert!(
             phases
-                .next_step()
-                .unwrap()
-                .contains("does not show the bug")
+                .record(&again, verdict(TestVerdict::Passes, None))
+                .contains("it failed on the original code. Call done")
         );
-        phases.record("tests/test_gst.py", TestVerdict::Broken);
-        assert!(phases.next_step().unwrap().contains("could not run"));
-        phases.record("tests/test_gst.py", TestVerdict::Fails);
-        assert!(!phases.in_test_phase());
         assert_eq!(phases.allowed_tools(), None);
-        assert_eq!(
-            phases.refusal(&call("edit_file", json!({"path": "billing/invoice.py"}))),
-            None
-        );
-        assert_eq!(
-            phases.test_to_run(&call("edit_file", json!({"path": "tests/test_gst.py"}))),
-            Some("tests/test_gst.py"),
-            "no source edit yet: a changed test is judged again"
-        );
-        assert!(
-            phases
-                .next_step()
-                .unwrap()
-                .starts_with("tests/test_gst.py fails")
-        );
     }
 
-    fn counts(failed: u32, errors: u32, passed: u32) -> TestCounts {
-        TestCounts {
-            failed,
-            errors,
-            passed,
-            ..TestCounts::default()
-        }
+    #[test]
+    fn each_phase_says_what_a_tried_write_must_show() {
+        let mut phases = Phases::new(true);
+        let read = call("read_file", json!({"path": "billing/invoice.py"}));
+        assert_eq!(phases.trial(&read), None, "a read writes nothing");
+        let fix = phases.trial(&source_edit()).unwrap();
+        assert_eq!(fix, Trial::Check(PhaseCheck::Existing(None)));
+        assert!(phases.wanted(
+            &PhaseCheck::Existing(None),
+            verdict(TestVerdict::Passes, None)
+        ));
+        assert!(!phases.wanted(
+            &PhaseCheck::Existing(None),
+            verdict(TestVerdict::Fails, None)
+        ));
+        assert!(matches!(
+            phases.trial(&test_edit()),
+            Some(Trial::Unwanted(_))
+        ));
+
+        phases.record(
+            &PhaseCheck::Existing(None),
+            verdict(TestVerdict::Passes, None),
+        );
+        assert_eq!(
+            phases.trial(&test_edit()),
+            Some(Trial::Check(PhaseCheck::BothWays(TEST.into())))
+        );
+        let both = PhaseCheck::BothWays(TEST.into());
+        assert!(!phases.wanted(
+            &both,
+            verdict(TestVerdict::Passes, Some(TestVerdict::Passes))
+        ));
+        assert!(!phases.wanted(&both, verdict(TestVerdict::Fails, Some(TestVerdict::Fails))));
+        assert!(!phases.wanted(
+            &both,
+            verdict(TestVerdict::Passes, Some(TestVerdict::FailsInTheTest))
+        ));
+        phases.record(
+            &both,
+            verdict(TestVerdict::Passes, Some(TestVerdict::Fails)),
+        );
+        assert_eq!(phases.trial(&source_edit()), None, "nothing left to want");
     }
 
     #[test]
@@ -460,43 +661,15 @@ mod tests {
         assert_eq!(TestVerdict::of(&counts(0, 0, 2), ""), TestVerdict::Passes);
         assert_eq!(TestVerdict::of(&counts(0, 1, 0), ""), TestVerdict::Broken);
         assert_eq!(TestVerdict::of(&counts(0, 0, 0), ""), TestVerdict::Broken);
-
-        let mut phases = Phases::new(true);
-        phases.record("tests/test_gst.py", TestVerdict::FailsInTheTest);
-        assert!(phases.in_test_phase());
     }
 
-    #[test]
-    fn the_fix_phase_runs_the_failing_test_after_each_source_edit() {
-        let mut phases = Phases::new(true);
-        let source_edit = call("edit_file", json!({"path": "billing/invoice.py"}));
-        assert_eq!(phases.test_after_fix(&source_edit), None, "no test yet");
-        phases.record("tests/test_gst.py", TestVerdict::Fails);
-        assert_eq!(
-            phases.test_after_fix(&source_edit).as_deref(),
-            Some("tests/test_gst.py")
-        );
-        assert_eq!(
-            phases.test_after_fix(&call("edit_file", json!({"path": "tests/test_gst.py"}))),
-            None
-        );
-        assert!(
-            phases
-                .record_fix(TestVerdict::Fails)
-                .starts_with("The test still fails")
-        );
-        assert!(phases.next_step().unwrap().contains("Fix the code"));
-        assert!(
-            phases
-                .record_fix(TestVerdict::Passes)
-                .starts_with("The test passes now")
-        );
-        assert!(
-            phases
-                .next_step()
-                .unwrap()
-                .contains("passes now. Call done")
-        );
+    fn counts(failed: u32, errors: u32, passed: u32) -> TestCounts {
+        TestCounts {
+            failed,
+            errors,
+            passed,
+            ..TestCounts::default()
+        }
     }
 
     #[test]
@@ -508,31 +681,5 @@ mod tests {
             "{explained}"
         );
         assert_eq!(explain_mistake("E       assert 1 == 2"), None);
-    }
-
-    #[test]
-    fn a_test_changed_before_any_fix_is_judged_again_and_after_a_fix_is_rerun() {
-        let mut phases = Phases::new(true);
-        let test_edit = call("edit_file", json!({"path": "tests/test_gst.py"}));
-        let source_edit = call("edit_file", json!({"path": "billing/invoice.py"}));
-        phases.record("tests/test_gst.py", TestVerdict::Fails);
-        assert_eq!(phases.test_to_run(&test_edit), Some("tests/test_gst.py"));
-        phases.record("tests/test_gst.py", TestVerdict::FailsInTheTest);
-        assert!(phases.in_test_phase(), "back to the test phase");
-        phases.record("tests/test_gst.py", TestVerdict::Fails);
-        phases.record_fix(TestVerdict::Fails);
-        assert_eq!(phases.test_to_run(&test_edit), None);
-        assert_eq!(
-            phases.test_after_fix(&test_edit).as_deref(),
-            Some("tests/test_gst.py"),
-            "after a source edit a changed test is simply run again"
-        );
-        assert!(phases.test_after_fix(&source_edit).is_some());
-        let doubled =
-            "E       TypeError: invoice() got multiple values for keyword argument 'discount'";
-        assert_eq!(
-            TestVerdict::of(&counts(1, 0, 0), doubled),
-            TestVerdict::FailsInTheTest
-        );
     }
 }

@@ -31,6 +31,7 @@ pub fn plan_replay(path: &Path) -> Result<ReplayPlan, RunError> {
             Event::ModelReply { reply, .. } if !reply.exhausted => turns.push(ScriptTurn {
                 content: reply.content,
                 tool_calls: reply.tool_calls,
+                alternatives: Vec::new(),
             }),
             Event::RunFinished { report, .. } => patch_sha256 = Some(report.patch_sha256),
             _ => {}

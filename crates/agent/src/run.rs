@@ -18,7 +18,7 @@ use plumb_verify::{TestCommand, TestOutcome, TestResults};
 use plumb_workspace::{CommitId, Workspace};
 
 use crate::journal::Journal;
-use crate::phases::{self, Phases, TestVerdict};
+use crate::phases::{self, CheckVerdict, PhaseCheck, Phases, TestVerdict};
 use crate::stuck::{Answered, StuckDetector};
 use crate::{RunError, RunSpec};
 
@@ -126,7 +126,10 @@ impl Run {
             .helpers
             .for_model(spec.model.name().starts_with("local"));
         spec.model.warm(&plumb_model::ModelRequest {
-            messages: vec![Message::system(prompt::rules(helpers.code_up_front))],
+            messages: vec![Message::system(prompt::rules(
+                helpers.code_up_front,
+                helpers.phases,
+            ))],
             tools: Registry::builtin().specs(),
             ..plumb_model::ModelRequest::default()
         });
@@ -345,7 +348,10 @@ impl Run {
             code: code.as_deref(),
         });
         self.head = vec![
-            Message::system(prompt::rules(self.helpers.code_up_front)),
+            Message::system(prompt::rules(
+                self.helpers.code_up_front,
+                self.helpers.phases,
+            )),
             Message::user(first),
         ];
     }
@@ -368,7 +374,7 @@ impl Run {
         self.round += 1;
         let round = self.round;
         let asked = Instant::now();
-        let reply = loop {
+        let (reply, request) = loop {
             let messages = prompt::build_messages(&self.head, &self.turns, self.keep_full);
             self.emit(Event::ModelRequest {
                 round,
@@ -399,14 +405,13 @@ impl Run {
                     };
                     self.emit(Event::Warning { message }).await;
                 }
-                other => break other,
+                other => break (other, request),
             }
         };
-        let duration_ms = elapsed_ms(asked);
-        self.timings.model_ms += duration_ms;
         let mut reply = match reply {
             Ok(reply) => reply,
             Err(err) => {
+                self.timings.model_ms += elapsed_ms(asked);
                 return Some(Ending::new(
                     Outcome::InfraError,
                     format!("the model failed: {err}"),
@@ -414,6 +419,14 @@ impl Run {
             }
         };
         let malformed = self.normalise_reply(&mut reply);
+        let (reply, duration_ms) = match self
+            .choose_candidate(&request, reply, elapsed_ms(asked))
+            .await
+        {
+            Ok(chosen) => chosen,
+            Err(ending) => return Some(ending),
+        };
+        self.timings.model_ms += duration_ms;
         self.usage.add(&reply.usage);
         self.last_request_usd = reply.usage.usd;
         self.emit(Event::ModelReply {
@@ -599,14 +612,17 @@ impl Run {
                 return Some(Ending::new(Outcome::InfraError, text));
             }
         };
-        if ok && let Some(test) = self.phases.test_to_run(call) {
-            match self.run_written_test(test, false).await {
-                Ok(report) => output.push_str(&report),
-                Err(ending) => return Some(ending),
-            }
-        } else if ok && let Some(test) = self.phases.test_after_fix(call) {
-            match self.run_written_test(&test, true).await {
-                Ok(report) => output.push_str(&report),
+        if ok && let Some(check) = self.phases.check_after(call) {
+            match self.run_phase_check(&check).await {
+                Ok((verdict, report)) => {
+                    let sentence = self.phases.record(&check, verdict);
+                    output.push_str(&report);
+                    output.push_str(sentence);
+                    if let Some(explained) = report_explanation(&check, verdict, &report) {
+                        output.push(' ');
+                        output.push_str(&explained);
+                    }
+                }
                 Err(ending) => return Some(ending),
             }
         }
@@ -672,32 +688,64 @@ impl Run {
         Some(earlier.round)
     }
 
-    /// Runs the model's test (guided phases) after it wrote the test, or after it edited the code
-    /// (`after_fix`), and says what that showed.
-    async fn run_written_test(&mut self, test: &str, after_fix: bool) -> Result<String, Ending> {
+    /// Runs what the guided phases want after a write: the project's tests, or the model's test
+    /// (with the fix, and for a newly written test on the original source too). Returns the
+    /// verdict and the report for the model, without the phase's sentence.
+    pub(crate) async fn run_phase_check(
+        &mut self,
+        check: &PhaseCheck,
+    ) -> Result<(CheckVerdict, String), Ending> {
         let root = self.workspace.root().to_path_buf();
-        let run = self.run_tests_in(&root, &[test.to_string()]).await?;
-        let verdict = match run.counts {
-            Some(counts) => TestVerdict::of(&counts, &run.excerpt),
-            None => TestVerdict::Broken,
+        let tests: Vec<String> = check.test().map(str::to_string).into_iter().collect();
+        let run = self.run_tests_in(&root, &tests).await?;
+        let now = match check {
+            PhaseCheck::Existing(_) => self.regressions_verdict(&run),
+            _ => run_verdict(&run),
         };
-        let sentence = if after_fix {
-            self.phases.record_fix(verdict)
-        } else {
-            self.phases.record(test, verdict)
+        let what = match check {
+            PhaseCheck::Existing(_) => "plumb ran the existing tests",
+            PhaseCheck::BothWays(_) => "plumb ran it with your fix",
+            PhaseCheck::Again(_) => "plumb ran your test again",
         };
-        let mut report = format!("\n\nplumb ran it: {}\n", run.headline());
-        if verdict != TestVerdict::Passes && !run.excerpt.trim().is_empty() {
+        let mut report = format!("\n\n{what}: {}\n", run.headline());
+        if now != TestVerdict::Passes && !run.excerpt.trim().is_empty() {
             report.push_str(run.excerpt.trim_end());
             report.push('\n');
         }
-        report.push_str(sentence);
-        // The reading is about the test's own code; after a source edit the error is the edit's.
-        if !after_fix && let Some(explained) = phases::explain_mistake(&run.excerpt) {
-            report.push(' ');
-            report.push_str(&explained);
+        let mut original = None;
+        if check.runs_on_the_original()
+            && let Some(test) = check.test()
+        {
+            let before = self.run_on_original_source(test).await?;
+            report.push_str(&format!(
+                "and on the original code: {}\n",
+                before.headline()
+            ));
+            original = Some(run_verdict(&before));
         }
-        Ok(report)
+        Ok((CheckVerdict { now, original }, report))
+    }
+
+    /// The project's tests after a fix: `Passes` when every test that passed at baseline still
+    /// passes (tests that failed before do not count against the fix).
+    fn regressions_verdict(&self, run: &TestRun) -> TestVerdict {
+        match (&self.baseline_results, &run.results) {
+            (Some(before), Some(after)) if run.counts.is_some() => {
+                let broken = before.tests.iter().any(|(id, outcome)| {
+                    *outcome == TestOutcome::Passed
+                        && after
+                            .tests
+                            .get(id)
+                            .is_some_and(|now| *now != TestOutcome::Passed)
+                });
+                if broken {
+                    TestVerdict::Fails
+                } else {
+                    TestVerdict::Passes
+                }
+            }
+            _ => run_verdict(run),
+        }
     }
 
     fn count_failure(&mut self, tool: &str, args: &serde_json::Value) -> Option<Ending> {
@@ -765,6 +813,22 @@ fn resolve_test_command(spec: &RunSpec, workspace: &Workspace) -> Result<TestCom
             spec.repo_label
         ))
     })
+}
+
+/// The verdict on one run of a test the model wrote.
+pub(crate) fn run_verdict(run: &TestRun) -> TestVerdict {
+    match run.counts {
+        Some(counts) => TestVerdict::of(&counts, &run.excerpt),
+        None => TestVerdict::Broken,
+    }
+}
+
+/// The plain-words reading of a mistake in the model's new test, when that is what failed.
+fn report_explanation(check: &PhaseCheck, verdict: CheckVerdict, report: &str) -> Option<String> {
+    // After an edit of the code an error is the edit's, not the test's.
+    (matches!(check, PhaseCheck::BothWays(_)) && verdict.now == TestVerdict::FailsInTheTest)
+        .then(|| phases::explain_mistake(report))
+        .flatten()
 }
 
 pub(crate) fn elapsed_ms(since: Instant) -> u64 {

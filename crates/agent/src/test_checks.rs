@@ -196,6 +196,24 @@ impl Run {
         Ok((report, excerpt))
     }
 
+    /// Runs `test` on the original source with only the test changes made so far (what the
+    /// reproduce step does at `done`), for the guided phases.
+    pub(crate) async fn run_on_original_source(&mut self, test: &str) -> Result<TestRun, Ending> {
+        let changed = self.workspace.changed_files().map_err(Ending::infra)?;
+        let changes = self.file_changes(&changed)?;
+        let dest = self.spec.run_dir.join("checks").join("original-source");
+        if dest.exists() {
+            std::fs::remove_dir_all(&dest).map_err(Ending::infra)?;
+        }
+        self.workspace
+            .materialize(self.workspace.baseline(), &dest)
+            .map_err(Ending::infra)?;
+        overlay_test_changes(self.workspace.root(), &dest, &changes).map_err(Ending::infra)?;
+        let run = self.run_tests_in(&dest, &[test.to_string()]).await;
+        let _ = std::fs::remove_dir_all(&dest);
+        run
+    }
+
     /// Runs the test command (narrowed to `tests` when given) in `workdir`.
     pub(crate) async fn run_tests_in(
         &mut self,
@@ -225,7 +243,11 @@ impl Run {
 }
 
 /// Copies the changed test files into `dest` (a baseline tree) and removes deleted ones.
-fn overlay_test_changes(root: &Path, dest: &Path, changes: &[FileChange]) -> std::io::Result<()> {
+pub(crate) fn overlay_test_changes(
+    root: &Path,
+    dest: &Path,
+    changes: &[FileChange],
+) -> std::io::Result<()> {
     for change in changes.iter().filter(|c| is_test_file(&c.path)) {
         let target: PathBuf = dest.join(&change.path);
         if let ChangeStatus::Renamed { from } = &change.status {

@@ -110,6 +110,25 @@ fn render(event: &Event) -> Option<String> {
             ))
         }
         Event::Note { round, text } => Some(format!("round {round:>2}  note: {text}")),
+        Event::CandidateTried {
+            round,
+            attempt,
+            reply,
+            verdict,
+            used,
+            ..
+        } => {
+            let call = reply
+                .tool_calls
+                .first()
+                .map(|call| format!("{} {}", call.name, short_args(&call.arguments)))
+                .unwrap_or_else(|| "(no tool call)".to_string());
+            let mark = if *used { "used" } else { "not used" };
+            Some(format!(
+                "round {round:>2}  candidate {}: {call}: {verdict} ({mark})",
+                attempt + 1
+            ))
+        }
         Event::RolledBack { attempt_ref, .. } => Some(match attempt_ref {
             Some(kept) => format!("rolled back to the baseline; the attempt is kept as {kept}"),
             None => "rolled back to the baseline (nothing had changed)".to_string(),

@@ -18,6 +18,8 @@ pub(crate) async fn run(args: ReplayArgs, overrides: &[String]) -> Result<i32, F
         )));
     }
     let mut config = plan.config.clone();
+    // The run's model decided which helpers were on; the replay's model is a script.
+    config.helpers = config.helpers.pinned(plan.meta.model.starts_with("local"));
     if !overrides.is_empty() {
         // Overrides apply on top of the recorded settings, e.g. to move runs_dir.
         let recorded = setup::load_config(None, overrides.to_vec())?;

@@ -120,7 +120,16 @@ pub struct Helpers {
     /// Guided phases: a failing test first (source edits refused, each test file written is run
     /// at once), then the fix; the next step is named in every request.
     pub phases: Option<bool>,
+    /// Replies tried per writing round (guided phases only): when the model's write does not do
+    /// what the phase needs (a test that fails on the current code, a fix that makes it pass),
+    /// plumb samples another reply, tries its write on the workspace, and keeps the first that
+    /// does, up to this many. 1 turns it off. Only the embedded model can be sampled again.
+    pub candidates: Option<u32>,
 }
+
+/// Replies tried per writing round for the embedded model, and the most any setting gives.
+pub const LOCAL_CANDIDATES: u32 = 4;
+pub const MAX_CANDIDATES: u32 = 8;
 
 /// The helpers as they apply to one run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -129,9 +138,24 @@ pub struct HelpersInEffect {
     pub code_up_front: bool,
     pub show_file_on_failed_edit: bool,
     pub phases: bool,
+    pub candidates: u32,
 }
 
 impl Helpers {
+    /// The helpers as a run with `local` had them, every one set, for a replay: its model is a
+    /// script, which would otherwise get the hosted defaults. Candidates are off: the journal
+    /// holds only the replies the run went on with.
+    pub fn pinned(&self, local: bool) -> Helpers {
+        let effect = self.for_model(local);
+        Helpers {
+            thought: Some(effect.thought),
+            code_up_front: Some(effect.code_up_front),
+            show_file_on_failed_edit: Some(effect.show_file_on_failed_edit),
+            phases: Some(effect.phases),
+            candidates: Some(1),
+        }
+    }
+
     /// Resolves the helpers for a model: unset ones follow whether the model is the embedded one.
     pub fn for_model(&self, local: bool) -> HelpersInEffect {
         HelpersInEffect {
@@ -139,6 +163,56 @@ impl Helpers {
             code_up_front: self.code_up_front.unwrap_or(local),
             show_file_on_failed_edit: self.show_file_on_failed_edit.unwrap_or(local),
             phases: self.phases.unwrap_or(local),
+            candidates: self
+                .candidates
+                .unwrap_or(if local { LOCAL_CANDIDATES } else { 1 })
+                .clamp(1, MAX_CANDIDATES),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use pretty_assertions::assert_eq;
+
+    use super::*;
+
+    #[test]
+    fn candidates_follow_the_model_and_stay_in_bounds() {
+        let unset = Helpers::default();
+        assert_eq!(
+            (
+                unset.for_model(true).candidates,
+                unset.for_model(false).candidates
+            ),
+            (LOCAL_CANDIDATES, 1)
+        );
+        let many = Helpers {
+            candidates: Some(50),
+            ..Helpers::default()
+        };
+        assert_eq!(many.for_model(false).candidates, MAX_CANDIDATES);
+        let none = Helpers {
+            candidates: Some(0),
+            ..Helpers::default()
+        };
+        assert_eq!(none.for_model(true).candidates, 1);
+    }
+
+    #[test]
+    fn a_replay_pins_the_helpers_of_the_run_and_turns_candidates_off() {
+        let pinned = Helpers::default().pinned(true);
+        assert_eq!(
+            pinned,
+            Helpers {
+                thought: Some(true),
+                code_up_front: Some(true),
+                show_file_on_failed_edit: Some(true),
+                phases: Some(true),
+                candidates: Some(1),
+            }
+        );
+        let effect = pinned.for_model(false);
+        assert!(effect.phases && effect.code_up_front && effect.candidates == 1);
     }
 }

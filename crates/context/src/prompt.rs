@@ -19,16 +19,29 @@ How to work:
 
 Never change what an existing test expects, never skip or delete tests, and never touch files the project notes forbid. Keep the change small. Call one tool per reply.";
 
-/// The rules with the code-up-front helper on: step 1 points at the code already shown.
-pub fn rules(code_up_front: bool) -> String {
+/// Steps 2–4 of the rules when the guided phases put the fix before the test.
+const FIX_FIRST_STEPS: &str = "2. Fix the code with edit_file: old_text is copied exactly from the file (without read_file's line numbers) and must occur exactly once. plumb runs the existing tests after it.
+3. Then add a test that shows the bug (a new test function, in a new or an existing test file) for the ticket's own example. plumb runs it with your fix and on the original code: it must pass with the fix and fail without it.
+4. If it fails with your fix, decide from the figures whether the test or the fix is wrong, and change that one.";
+
+/// The rules. `code_up_front`: step 1 points at the code already shown; `fix_first` (the guided
+/// phases): the fix comes before the test, which plumb then runs with and without it.
+pub fn rules(code_up_front: bool, fix_first: bool) -> String {
+    let mut rules = RULES.to_string();
     if code_up_front {
-        RULES.replace(
+        rules = rules.replace(
             "1. Find the code the ticket is about: search_code",
             "1. Find the code the ticket is about: it is usually shown in the first message under \"Code the ticket is probably about\", so start from it; otherwise search_code",
-        )
-    } else {
-        RULES.to_string()
+        );
     }
+    if fix_first {
+        let start = rules
+            .find("2. Before you fix anything")
+            .unwrap_or(rules.len());
+        let end = rules.find("5. Call done").unwrap_or(rules.len());
+        rules.replace_range(start..end, &format!("{FIX_FIRST_STEPS}\n"));
+    }
+    rules
 }
 
 /// The parts of the first user message.
@@ -176,10 +189,20 @@ mod tests {
 
     #[test]
     fn rules_point_at_the_code_shown_up_front() {
-        assert_eq!(rules(false), RULES);
-        let with_code = rules(true);
+        assert_eq!(rules(false, false), RULES);
+        let with_code = rules(true, false);
         assert_ne!(with_code, RULES);
         assert!(with_code.contains("under \"Code the ticket is probably about\", so start from it; otherwise search_code for the words"));
+    }
+
+    #[test]
+    fn fix_first_rules_put_the_fix_before_the_test() {
+        let rules = rules(false, true);
+        assert!(!rules.contains("Before you fix anything"));
+        let fix = rules.find("2. Fix the code with edit_file").unwrap();
+        let test = rules.find("3. Then add a test that shows the bug").unwrap();
+        let done = rules.find("5. Call done").unwrap();
+        assert!(fix < test && test < done, "{rules}");
     }
 
     #[test]

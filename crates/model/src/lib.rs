@@ -106,6 +106,18 @@ pub trait ModelClient: Send + Sync {
     fn name(&self) -> String;
     async fn complete(&self, request: &ModelRequest) -> Result<ModelReply, ModelError>;
 
+    /// Another reply to a request `complete` already answered, sampled differently (`attempt` is
+    /// 1, 2, …), for the loop to try when the first reply's edit did not do what was needed.
+    /// `None` when this model has no other reply to give: hosted models (a second sample costs a
+    /// whole request) and scripts without alternatives.
+    async fn sample_again(
+        &self,
+        _request: &ModelRequest,
+        _attempt: u32,
+    ) -> Option<Result<ModelReply, ModelError>> {
+        None
+    }
+
     /// Starts preparing for requests that begin like `request` (the fixed system turn), in the
     /// background, and returns at once. The embedded model evaluates that prefix into its cache;
     /// hosted providers need nothing.

@@ -2,7 +2,9 @@
 //!
 //! A line is either the short form `{"tool": "search_code", "args": {"query": "gst"}}` or the
 //! general form `{"content": "text", "tool_calls": [{"name": "...", "arguments": {...}}]}`. Blank
-//! lines are skipped. When the script runs out the model has nothing more to say: the reply comes
+//! lines are skipped. Either form may carry `"alternatives": [turn, …]`: the replies
+//! `sample_again` gives for that request, in order, so a script can drive the candidates helper.
+//! When the script runs out the model has nothing more to say: the reply comes
 //! back with `exhausted` set and the loop ends the run. Tests, demos and `plumb replay` use it.
 
 use std::path::Path;
@@ -19,6 +21,8 @@ use crate::{ModelClient, ModelError, ModelRequest};
 pub struct ScriptTurn {
     pub content: String,
     pub tool_calls: Vec<ToolCall>,
+    /// Other replies to the same request, given by `sample_again` (attempt 1 is the first).
+    pub alternatives: Vec<ScriptTurn>,
 }
 
 #[derive(Deserialize)]
@@ -30,12 +34,16 @@ enum Line {
         args: serde_json::Value,
         #[serde(default)]
         content: String,
+        #[serde(default)]
+        alternatives: Vec<serde_json::Value>,
     },
     General {
         #[serde(default)]
         content: String,
         #[serde(default)]
         tool_calls: Vec<LineCall>,
+        #[serde(default)]
+        alternatives: Vec<serde_json::Value>,
     },
 }
 
@@ -55,6 +63,11 @@ pub struct ScriptModel {
     name: String,
     turns: Vec<ScriptTurn>,
     next: Mutex<usize>,
+}
+
+/// The turn served last, for `sample_again`.
+fn last_served(next: &Mutex<usize>) -> Option<usize> {
+    next.lock().ok()?.checked_sub(1)
 }
 
 impl ScriptModel {
@@ -101,40 +114,60 @@ pub fn parse_script(text: &str) -> Result<Vec<ScriptTurn>, String> {
                 "line {number} is not a turn ({err}); write {{\"tool\": NAME, \"args\": {{...}}}} or {{\"content\": TEXT, \"tool_calls\": [...]}}"
             )
         })?;
-        let turn = match parsed {
-            Line::Short {
-                tool,
-                args,
-                content,
-            } => ScriptTurn {
-                content,
-                tool_calls: vec![ToolCall {
-                    id: format!("call_{number}_1"),
-                    name: tool,
-                    arguments: args,
-                }],
-            },
-            Line::General {
-                content,
-                tool_calls,
-            } => ScriptTurn {
-                content,
-                tool_calls: tool_calls
-                    .into_iter()
-                    .enumerate()
-                    .map(|(i, call)| ToolCall {
-                        id: call
-                            .id
-                            .unwrap_or_else(|| format!("call_{number}_{}", i + 1)),
-                        name: call.name,
-                        arguments: call.arguments,
-                    })
-                    .collect(),
-            },
-        };
+        let turn = turn_from(parsed, number, "").map_err(|err| {
+            format!("line {number} has an alternative that is not a turn ({err})")
+        })?;
         turns.push(turn);
     }
     Ok(turns)
+}
+
+/// One parsed line (or alternative) as a turn; call ids are `call_{number}{suffix}_{i}`.
+fn turn_from(line: Line, number: usize, suffix: &str) -> Result<ScriptTurn, serde_json::Error> {
+    let (content, calls, alternatives) = match line {
+        Line::Short {
+            tool,
+            args,
+            content,
+            alternatives,
+        } => (
+            content,
+            vec![LineCall {
+                name: tool,
+                arguments: args,
+                id: None,
+            }],
+            alternatives,
+        ),
+        Line::General {
+            content,
+            tool_calls,
+            alternatives,
+        } => (content, tool_calls, alternatives),
+    };
+    let alternatives = alternatives
+        .into_iter()
+        .enumerate()
+        .map(|(i, value)| {
+            let line: Line = serde_json::from_value(value)?;
+            turn_from(line, number, &format!("{suffix}_alt{}", i + 1))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(ScriptTurn {
+        content,
+        tool_calls: calls
+            .into_iter()
+            .enumerate()
+            .map(|(i, call)| ToolCall {
+                id: call
+                    .id
+                    .unwrap_or_else(|| format!("call_{number}{suffix}_{}", i + 1)),
+                name: call.name,
+                arguments: call.arguments,
+            })
+            .collect(),
+        alternatives,
+    })
 }
 
 #[async_trait]
@@ -164,6 +197,20 @@ impl ModelClient for ScriptModel {
             },
         })
     }
+
+    async fn sample_again(
+        &self,
+        _request: &ModelRequest,
+        attempt: u32,
+    ) -> Option<Result<ModelReply, ModelError>> {
+        let turn = self.turns.get(last_served(&self.next)?)?;
+        let alternative = turn.alternatives.get((attempt as usize).checked_sub(1)?)?;
+        Some(Ok(ModelReply {
+            content: alternative.content.clone(),
+            tool_calls: alternative.tool_calls.clone(),
+            ..ModelReply::default()
+        }))
+    }
 }
 
 #[cfg(test)]
@@ -189,6 +236,7 @@ mod tests {
                     name: "search_code".into(),
                     arguments: json!({"query": "gst"}),
                 }],
+                alternatives: vec![],
             },
             ScriptTurn {
                 content: "reading".into(),
@@ -197,13 +245,50 @@ mod tests {
                     name: "read_file".into(),
                     arguments: json!({"path": "a.py"}),
                 }],
+                alternatives: vec![],
             },
             ScriptTurn {
                 content: "thinking only".into(),
                 tool_calls: vec![],
+                alternatives: vec![],
             },
         ];
         assert_eq!(actual, expected);
+    }
+
+    #[tokio::test]
+    async fn alternatives_are_the_replies_sampled_again() {
+        let text = r#"{"tool": "read_file", "args": {"path": "a.py"}, "alternatives": [{"tool": "search_code", "args": {"query": "x"}}]}
+{"tool": "done", "args": {"summary": "s"}}"#;
+        let model = ScriptModel::from_turns("s".into(), parse_script(text).unwrap());
+        let request = ModelRequest::default();
+        assert!(
+            model.sample_again(&request, 1).await.is_none(),
+            "nothing served yet"
+        );
+        let first = model.complete(&request).await.unwrap();
+        assert_eq!(first.tool_calls[0].name, "read_file");
+        let again = model.sample_again(&request, 1).await.unwrap().unwrap();
+        assert_eq!(
+            (
+                again.tool_calls[0].name.as_str(),
+                again.tool_calls[0].id.as_str()
+            ),
+            ("search_code", "call_1_alt1_1")
+        );
+        assert!(model.sample_again(&request, 2).await.is_none());
+        let second = model.complete(&request).await.unwrap();
+        assert_eq!(
+            second.tool_calls[0].name, "done",
+            "alternatives take no turn"
+        );
+        assert!(model.sample_again(&request, 1).await.is_none());
+    }
+
+    #[test]
+    fn a_bad_alternative_names_its_line() {
+        let err = parse_script("{\"tool\": \"done\", \"alternatives\": [3]}").unwrap_err();
+        assert!(err.starts_with("line 1 has an alternative"), "{err}");
     }
 
     #[test]

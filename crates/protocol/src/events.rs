@@ -61,6 +61,18 @@ pub enum Event {
         reply: ModelReply,
         duration_ms: u64,
     },
+    /// The candidates helper tried one sampled reply's write on the workspace and undid it.
+    /// `attempt` 0 is the model's first reply; `used` marks the one the round goes on with (it
+    /// follows as this round's `model_reply`, whose usage counts every candidate).
+    CandidateTried {
+        round: u32,
+        attempt: u32,
+        reply: ModelReply,
+        duration_ms: u64,
+        /// What trying it showed, in words.
+        verdict: String,
+        used: bool,
+    },
     ToolStarted {
         round: u32,
         call_id: String,

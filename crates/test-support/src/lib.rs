@@ -128,6 +128,20 @@ impl Script {
         self
     }
 
+    /// A turn with one tool call and other replies `sample_again` gives for the same request,
+    /// each `(tool, args)`.
+    pub fn tool_or(mut self, name: &str, args: Value, alternatives: &[(&str, Value)]) -> Self {
+        let alternatives: Vec<Value> = alternatives
+            .iter()
+            .map(|(tool, args)| serde_json::json!({"tool": tool, "args": args}))
+            .collect();
+        self.lines.push(
+            serde_json::json!({"tool": name, "args": args, "alternatives": alternatives})
+                .to_string(),
+        );
+        self
+    }
+
     /// A turn of text with no tool call.
     pub fn say(mut self, content: &str) -> Self {
         self.lines

@@ -11,6 +11,7 @@ use serde_json::{Value, json};
 use crate::read::relative;
 use crate::registry::Tool;
 use crate::reindent::{self, indentation_match};
+use crate::unshadow;
 use crate::{ToolContext, ToolError, ToolOutput, args};
 
 const OUTSIDE: &str = "you can only edit files inside the project folder.";
@@ -93,8 +94,23 @@ impl Tool for EditFile {
     }
 
     async fn call(&self, ctx: &ToolContext<'_>, value: &Value) -> Result<ToolOutput, ToolError> {
-        let a: EditArgs = args::parse(self.name(), "path, old_text, new_text", value)?;
+        let mut a: EditArgs = args::parse(self.name(), "path, old_text, new_text", value)?;
         let (path, rel) = resolve_for_write(ctx, &a.path)?;
+        let renamed = python_unshadow(&rel, &mut a.new_text);
+        self.edit(ctx, a, path, rel)
+            .await
+            .map(|out| with_note(out, renamed))
+    }
+}
+
+impl EditFile {
+    async fn edit(
+        &self,
+        ctx: &ToolContext<'_>,
+        a: EditArgs,
+        path: std::path::PathBuf,
+        rel: String,
+    ) -> Result<ToolOutput, ToolError> {
         if !path.is_file() {
             return Err(ToolError::respond(format!(
                 "there is no file called {}.",
@@ -169,6 +185,24 @@ impl Tool for EditFile {
         let after = before.replacen(a.old_text.as_str(), &a.new_text, 1);
         finish_edit(&path, &rel, &before, after, offset, &a.new_text)
     }
+}
+
+/// In a Python file, renames `x = x(...)` variables in `text` (see [`unshadow`]); the note to
+/// put before the tool's result when it did.
+fn python_unshadow(rel: &str, text: &mut String) -> Option<String> {
+    if !rel.ends_with(".py") {
+        return None;
+    }
+    let done = unshadow::unshadow(text)?;
+    *text = done.text;
+    Some(unshadow::note(&done.renamed))
+}
+
+fn with_note(mut out: ToolOutput, note: Option<String>) -> ToolOutput {
+    if let Some(note) = note {
+        out.text = format!("{note}{}", out.text);
+    }
+    out
 }
 
 /// A top-level function `added` defines that `text` already defines (`def`, `fn`, `func`).
@@ -255,8 +289,9 @@ impl Tool for CreateFile {
     }
 
     async fn call(&self, ctx: &ToolContext<'_>, value: &Value) -> Result<ToolOutput, ToolError> {
-        let a: CreateArgs = args::parse(self.name(), "path, content", value)?;
+        let mut a: CreateArgs = args::parse(self.name(), "path, content", value)?;
         let (path, rel) = resolve_for_write(ctx, &a.path)?;
+        let renamed = python_unshadow(&rel, &mut a.content);
         // A file this run created (not in the baseline) may be written again whole: a model
         // redoing its own new test file loses nothing of the project's.
         let own_file = path.symlink_metadata().is_ok_and(|m| m.is_file())
@@ -293,12 +328,15 @@ impl Tool for CreateFile {
         } else {
             "Created"
         };
-        Ok(ToolOutput {
-            text: format!("{verb} {rel} ({} lines).", a.content.lines().count()),
-            summary: format!("created {rel}"),
-            changed: true,
-            ..ToolOutput::default()
-        })
+        Ok(with_note(
+            ToolOutput {
+                text: format!("{verb} {rel} ({} lines).", a.content.lines().count()),
+                summary: format!("created {rel}"),
+                changed: true,
+                ..ToolOutput::default()
+            },
+            renamed,
+        ))
     }
 }
 

@@ -15,6 +15,7 @@ mod reindent;
 pub mod search;
 pub mod shorten;
 mod test_run;
+mod unshadow;
 
 use std::time::Duration;
 

@@ -235,78 +235,77 @@ fn guided_script(fixture: &Fixture) -> std::path::PathBuf {
     } = article_calls();
     let script = fixture.script_path("guided.jsonl");
     Script::new()
-        .tool("edit_file", fix.clone())
+        .tool("create_file", create_failing.clone())
+        .tool("done", done.clone())
+        .tool("edit_file", fix)
         .tool(
             "create_file",
             json!({"path": "tests/test_plain.py", "content": PASSING_TEST}),
         )
-        .tool("done", done.clone())
         .tool("create_file", create_failing)
-        .tool("edit_file", fix)
         .tool("done", done)
         .write(&script);
     script
 }
 
 #[test]
-fn guided_phases_want_a_failing_test_before_the_fix_and_run_each_test_written() {
+fn guided_phases_want_the_fix_then_a_test_that_passes_with_it_and_fails_without_it() {
     let fixture = Fixture::billing();
     let script = guided_script(&fixture);
     let output = fixture.fix_with_script(&script, &["-c", "helpers.phases=true"]);
     let report = report(&output);
     let events = journal_events(&report);
     assert_eq!(report.outcome, Outcome::Success, "{}", stderr(&output));
-    let source_edit = tool_message(&events, 2).unwrap();
-    assert!(
-        source_edit.starts_with("Error: billing/invoice_totals.py is not a test file"),
-        "{source_edit}"
+    let early_test = tool_message(&events, 2).unwrap();
+    assert_eq!(
+        early_test,
+        "Error: create_file is not available yet: first fix the code, then add a test that shows the bug. Nothing was done."
     );
-    let passing = tool_message(&events, 3).unwrap();
-    assert!(passing.contains("plumb ran it: `"), "{passing}");
-    assert!(passing.contains("1 passed"), "{passing}");
-    assert!(
-        passing
-            .ends_with("so it does not show the bug yet: make it assert what the ticket expects."),
-        "{passing}"
-    );
-    let early_done = tool_message(&events, 4).unwrap();
+    let early_done = tool_message(&events, 3).unwrap();
     assert!(
         early_done.starts_with("Error: done is not available yet"),
         "{early_done}"
     );
-    let failing = tool_message(&events, 5).unwrap();
-    assert!(failing.contains("1 failed"), "{failing}");
-    assert!(
-        failing.ends_with(
-            "Good: the test fails on the current code, so it shows the bug. Now fix the code."
-        ),
-        "{failing}"
-    );
-    let fixed = tool_message(&events, 6).unwrap();
+    let fixed = tool_message(&events, 4).unwrap();
     assert!(
         fixed.starts_with("Edited billing/invoice_totals.py."),
-        "the fix runs once a test shows the bug: {fixed}"
+        "{fixed}"
     );
     assert!(
-        fixed.contains("plumb ran it: `") && fixed.ends_with("The test passes now. Call done: plumb then runs the whole suite and its other checks."),
-        "the failing test is run again after the fix: {fixed}"
+        fixed.contains("plumb ran the existing tests: `")
+            && fixed.ends_with("The existing tests still pass. Now add a test that shows the bug: it must pass with your fix and fail on the original code."),
+        "the suite runs after the fix: {fixed}"
+    );
+    let plain = tool_message(&events, 5).unwrap();
+    assert!(
+        plain.contains("plumb ran it with your fix: `")
+            && plain.contains("and on the original code: `")
+            && plain.ends_with("The test passes on the original code too, so it does not show the bug: make it build the ticket's example and assert the figure the ticket expects."),
+        "{plain}"
+    );
+    let failing = tool_message(&events, 6).unwrap();
+    assert!(
+        failing.contains("1 passed") && failing.contains("1 failed"),
+        "passes with the fix, fails without: {failing}"
+    );
+    assert!(
+        failing.ends_with("Good: the test passes with your fix and fails on the original code, so it shows the bug and the fix. Call done."),
+        "{failing}"
     );
 }
 
 #[test]
-fn without_guided_phases_the_same_first_edit_runs() {
+fn without_guided_phases_the_same_first_call_runs() {
     let fixture = Fixture::billing();
     let script = guided_script(&fixture);
-    let output = fixture.fix_with_script(&script, &["--max-rounds", "3"]);
+    let output = fixture.fix_with_script(&script, &["--max-rounds", "2"]);
     let events = journal_events(&report(&output));
-    let source_edit = tool_message(&events, 2).unwrap();
-    assert!(!source_edit.starts_with("Error"), "{source_edit}");
-    // Round 3's request carries round 2's result: the test file written.
-    let test_written = tool_message(&events, 3).unwrap();
+    // Round 2's request carries round 1's result: the test file written, and not run.
+    let test_written = tool_message(&events, 2).unwrap();
     assert!(
-        test_written.starts_with("Created tests/test_plain.py")
-            && !test_written.contains("plumb ran it"),
-        "no automatic run with the helper off: {test_written}"
+        test_written.starts_with("Created tests/test_gst.py")
+            && !test_written.contains("plumb ran"),
+        "no refusal and no automatic run with the helper off: {test_written}"
     );
 }
 
@@ -391,11 +390,12 @@ fn create_file_rewrites_a_file_of_this_run_but_not_one_of_the_project() {
 }
 
 #[test]
-fn a_test_appended_with_an_empty_old_text_uses_the_files_helpers_and_opens_the_fix_phase() {
+fn a_test_appended_with_an_empty_old_text_uses_the_files_helpers() {
     let fixture = Fixture::billing();
     let ArticleCalls { fix, done, .. } = article_calls();
     let script = fixture.script_path("append.jsonl");
     Script::new()
+        .tool("edit_file", fix)
         .tool(
             "edit_file",
             json!({
@@ -412,7 +412,6 @@ fn a_test_appended_with_an_empty_old_text_uses_the_files_helpers_and_opens_the_f
                 "new_text": "def test_gst_after_discount():\n    totals = compute_invoice_totals(invoice(item(\"1000.00\", discount=\"100.00\")))\n    assert totals.tax == Decimal(\"162.00\")\n",
             }),
         )
-        .tool("edit_file", fix)
         .tool("done", done)
         .write(&script);
     let output = fixture.fix_with_script(
@@ -427,12 +426,17 @@ fn a_test_appended_with_an_empty_old_text_uses_the_files_helpers_and_opens_the_f
     let report = report(&output);
     let events = journal_events(&report);
     assert_eq!(report.outcome, Outcome::Success, "{}", stderr(&output));
-    let same_name = tool_message(&events, 2).unwrap();
+    let fixed = tool_message(&events, 2).unwrap();
+    assert!(
+        fixed.contains("plumb ran the existing tests: `python3 -m pytest -q -p no:cacheprovider tests/test_invoice_totals.py`"),
+        "the tests of the file shown up front: {fixed}"
+    );
+    let same_name = tool_message(&events, 3).unwrap();
     assert!(
         same_name.starts_with("Error: tests/test_invoice_totals.py already defines `test_gst_on_full_price_without_discount`"),
         "{same_name}"
     );
-    let appended = tool_message(&events, 3).unwrap();
+    let appended = tool_message(&events, 4).unwrap();
     assert!(
         appended.starts_with("Appended to tests/test_invoice_totals.py."),
         "{appended}"
@@ -442,14 +446,181 @@ fn a_test_appended_with_an_empty_old_text_uses_the_files_helpers_and_opens_the_f
         "{appended}"
     );
     assert!(
-        appended.ends_with(
-            "Good: the test fails on the current code, so it shows the bug. Now fix the code."
-        ),
+        appended.ends_with("so it shows the bug and the fix. Call done."),
         "{appended}"
     );
     assert!(
         report.patch.contains("+def test_gst_after_discount():"),
         "{}",
         report.patch
+    );
+}
+
+/// Which replies the candidates helper tried in `round`: (verdict, used).
+fn candidates_tried(events: &[Event], round: u32) -> Vec<(String, bool)> {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            Event::CandidateTried {
+                round: r,
+                verdict,
+                used,
+                ..
+            } if *r == round => Some((verdict.clone(), *used)),
+            _ => None,
+        })
+        .collect()
+}
+
+fn candidates_script(fixture: &Fixture) -> std::path::PathBuf {
+    let ArticleCalls { fix, done, .. } = article_calls();
+    let append = |body: &str| json!({"path": "tests/test_invoice_totals.py", "old_text": "", "new_text": body});
+    let good_test = "def test_gst_after_discount():\n    totals = compute_invoice_totals(invoice(item(\"1000.00\", discount=\"100.00\")))\n    assert totals.tax == Decimal(\"162.00\")\n";
+    // The fix the small model came closest with: the right idea, above the line that sets `net`.
+    let early_fix = json!({
+        "path": "billing/invoice_totals.py",
+        "old_text": "    tax = compute_gst(gross, rate)\n",
+        "new_text": "    tax = compute_gst(net, rate)\n",
+    });
+    let script = fixture.script_path("candidates.jsonl");
+    Script::new()
+        .tool_or(
+            "edit_file",
+            append(good_test),
+            &[
+                ("read_file", json!({"path": "billing/tax.py"})),
+                ("edit_file", early_fix),
+                ("edit_file", fix),
+            ],
+        )
+        .tool_or(
+            "edit_file",
+            append("def test_gst_as_charged():\n    totals = compute_invoice_totals(invoice(item(\"1000.00\", discount=\"100.00\")))\n    assert totals.tax == Decimal(\"180.00\")\n"),
+            &[
+                (
+                    "edit_file",
+                    append("def test_gst_plain():\n    assert compute_invoice_totals(invoice(item(\"1000.00\"))).tax == Decimal(\"180.00\")\n"),
+                ),
+                ("edit_file", append(good_test)),
+            ],
+        )
+        .tool("done", done)
+        .write(&script);
+    script
+}
+
+#[test]
+fn candidates_try_other_replies_until_a_write_does_what_the_phase_needs() {
+    let fixture = Fixture::billing();
+    let script = candidates_script(&fixture);
+    let output = fixture.fix_with_script(
+        &script,
+        &[
+            "-c",
+            "helpers.phases=true",
+            "-c",
+            "helpers.code_up_front=true",
+            "-c",
+            "helpers.candidates=4",
+        ],
+    );
+    let report = report(&output);
+    let events = journal_events(&report);
+    assert_eq!(
+        (report.outcome, report.rounds),
+        (Outcome::Success, 3),
+        "{}",
+        stderr(&output)
+    );
+    assert_eq!(
+        candidates_tried(&events, 1),
+        vec![
+            ("not tried: tests/test_invoice_totals.py is a test file, and the test comes after the fix: first change the code the ticket is about with edit_file. Then plumb runs your test with the fix and without it. Nothing was changed.".to_string(), false),
+            ("it writes nothing, so there is nothing to try".to_string(), false),
+            ("the existing tests after it: tests that passed before fail".to_string(), false),
+            ("the existing tests after it: no test that passed before fails".to_string(), true),
+        ]
+    );
+    assert_eq!(
+        candidates_tried(&events, 2),
+        vec![
+            (
+                "its test fails with the fix and passes on the original code".to_string(),
+                false
+            ),
+            (
+                "its test passes with the fix and passes on the original code".to_string(),
+                false
+            ),
+            (
+                "its test passes with the fix and fails on the original code".to_string(),
+                true
+            ),
+        ]
+    );
+    assert!(
+        candidates_tried(&events, 3).is_empty(),
+        "done writes nothing"
+    );
+    // The round went on with the chosen reply only: the tried writes left nothing behind.
+    assert!(
+        report.patch.contains("+def test_gst_after_discount():")
+            && !report.patch.contains("test_gst_plain")
+            && !report.patch.contains("test_gst_as_charged")
+            && !report
+                .patch
+                .contains("+    tax = compute_gst(net, rate)\n     net ="),
+        "{}",
+        report.patch
+    );
+    let chosen: Vec<String> = events
+        .iter()
+        .filter_map(|e| match e {
+            Event::ModelReply { reply, .. } => Some(reply.tool_calls[0].id.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(chosen, vec!["call_1_alt3_1", "call_2_alt2_1", "call_3_1"]);
+
+    // The journal holds the replies the run went on with, so a replay reaches the same patch.
+    let replay = super::common::plumb(fixture.home.path(), &["replay", &report.journal, "--json"]);
+    let replayed = super::common::report(&replay);
+    assert_eq!(
+        (
+            replayed.outcome,
+            replayed.patch_sha256 == report.patch_sha256
+        ),
+        (Outcome::Success, true),
+        "{}",
+        stderr(&replay)
+    );
+}
+
+#[test]
+fn with_one_candidate_the_first_reply_runs_as_it_is() {
+    let fixture = Fixture::billing();
+    let script = candidates_script(&fixture);
+    let output = fixture.fix_with_script(
+        &script,
+        &[
+            "-c",
+            "helpers.phases=true",
+            "-c",
+            "helpers.code_up_front=true",
+            "--max-rounds",
+            "2",
+        ],
+    );
+    let events = journal_events(&report(&output));
+    assert!(
+        !events
+            .iter()
+            .any(|e| matches!(e, Event::CandidateTried { .. })),
+        "the helper is off for a script unless set"
+    );
+    let first = tool_message(&events, 2).unwrap();
+    assert!(
+        first.starts_with("Error: tests/test_invoice_totals.py is a test file"),
+        "the first reply's test edit was refused, not replaced: {first}"
     );
 }

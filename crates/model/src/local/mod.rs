@@ -194,6 +194,23 @@ impl ModelClient for LocalClient {
     }
 
     async fn complete(&self, request: &ModelRequest) -> Result<ModelReply, ModelError> {
+        self.sample(request, 0).await
+    }
+
+    async fn sample_again(
+        &self,
+        request: &ModelRequest,
+        attempt: u32,
+    ) -> Option<Result<ModelReply, ModelError>> {
+        Some(self.sample(request, attempt).await)
+    }
+}
+
+impl LocalClient {
+    /// One reply to `request`. Attempt 0 is the model's own best guess; later attempts (another
+    /// seed, since every runner request has its own) are sampled at least at
+    /// [`CANDIDATE_TEMPERATURE`], so they differ from it.
+    async fn sample(&self, request: &ModelRequest, attempt: u32) -> Result<ModelReply, ModelError> {
         let prompt = chatml::render(
             &request.messages,
             &request.tools,
@@ -224,7 +241,12 @@ impl ModelClient for LocalClient {
         // After a refused call a small model tends to copy its last reply; sampling hotter breaks
         // the loop where the note alone does not.
         let failures = trailing_failures(&request.messages);
-        runner_request.temperature = (self.settings.tuning.temperature
+        let floor = if attempt > 0 {
+            CANDIDATE_TEMPERATURE
+        } else {
+            0.0
+        };
+        runner_request.temperature = (self.settings.tuning.temperature.max(floor)
             + FAILURE_HEAT * failures as f32)
             .min(MAX_TEMPERATURE);
         let refused = refused_calls(&request.messages);
@@ -270,6 +292,10 @@ impl ModelClient for LocalClient {
         }
     }
 }
+
+/// The temperature a second and later reply to one request is sampled at, at least: hot enough
+/// to write a different test or fix, not so hot that the call falls apart.
+const CANDIDATE_TEMPERATURE: f32 = 0.7;
 
 /// How many times a reply that repeats a refused call is sampled again before it is passed on
 /// (and the loop's stuck detection takes over), and how far each new sample's seed moves.

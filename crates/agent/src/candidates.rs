@@ -1,0 +1,224 @@
+//! The candidates helper (on for the embedded model, with guided phases): when the model's reply
+//! writes a file and that write does not do what the phase needs — a fix after which the
+//! project's tests still pass, then a test that passes with the fix and fails on the original
+//! code — plumb samples another reply to the same request, tries its write on the workspace, and
+//! undoes it, up to `helpers.candidates` replies.
+//! The round goes on with the first reply whose write did what was needed, or with the model's
+//! first reply when none did. This is execution-based selection among samples: a weak model's
+//! second or third guess is often right where its first is not, and the harness can tell which
+//! by running the test.
+//!
+//! Every tried reply is journalled (`candidate_tried`) and its tokens counted. Trying changes
+//! nothing: each write is undone by resetting the workspace to the last checkpoint, and the chosen
+//! reply then runs as any reply does. Nothing here decides success: the ladder runs at `done`.
+
+use std::time::Instant;
+
+use plumb_model::ModelRequest;
+use plumb_protocol::{Event, ModelReply, Outcome, ToolCall, Usage};
+use plumb_tools::{ToolContext, ToolError};
+
+use crate::phases::{CheckVerdict, PhaseCheck, TestVerdict, Trial};
+use crate::run::{Ending, Run, elapsed_ms};
+
+/// One sampled reply and what trying it showed.
+struct Tried {
+    reply: ModelReply,
+    duration_ms: u64,
+    verdict: String,
+    wanted: bool,
+}
+
+impl Run {
+    /// Chooses the reply this round goes on with, starting from the model's `first` (already
+    /// normalised) which took `first_ms`. Returns the chosen reply, with the usage of every
+    /// sample, and the model time they took together.
+    pub(crate) async fn choose_candidate(
+        &mut self,
+        request: &ModelRequest,
+        first: ModelReply,
+        first_ms: u64,
+    ) -> Result<(ModelReply, u64), Ending> {
+        let limit = self.helpers.candidates;
+        let Some(trial) = self.trial_of(&first) else {
+            return Ok((first, first_ms));
+        };
+        if limit <= 1 {
+            return Ok((first, first_ms));
+        }
+        let mut model_ms = first_ms;
+        let mut tried = vec![self.try_reply(first, first_ms, &trial).await?];
+        let mut attempt = 1;
+        while attempt < limit && !tried.iter().any(|t| t.wanted) {
+            let asked = Instant::now();
+            let again = tokio::select! {
+                again = self.spec.model.sample_again(request, attempt) => again,
+                () = self.spec.cancel.cancelled() => {
+                    return Err(Ending::new(Outcome::Cancelled, "the run was cancelled while the model was thinking"));
+                }
+            };
+            let duration_ms = elapsed_ms(asked);
+            model_ms += duration_ms;
+            attempt += 1;
+            let mut reply = match again {
+                None => break,
+                // A sample that fails is one candidate fewer, not the end of the run: the
+                // model's first reply is still there to go on with.
+                Some(Err(err)) => {
+                    self.emit(Event::Warning {
+                        message: format!("another sample of the model's reply failed: {err}"),
+                    })
+                    .await;
+                    break;
+                }
+                Some(Ok(reply)) => reply,
+            };
+            self.normalise_reply(&mut reply);
+            let earlier = tried.iter().position(|t| same_call(&t.reply, &reply));
+            let entry = match (earlier, self.trial_of(&reply)) {
+                (Some(index), _) => Tried {
+                    verdict: format!("the same call as candidate {}", index + 1),
+                    reply,
+                    duration_ms,
+                    wanted: false,
+                },
+                (None, None) => Tried {
+                    verdict: "it writes nothing, so there is nothing to try".into(),
+                    reply,
+                    duration_ms,
+                    wanted: false,
+                },
+                (None, Some(trial)) => self.try_reply(reply, duration_ms, &trial).await?,
+            };
+            tried.push(entry);
+        }
+        let chosen = tried.iter().position(|t| t.wanted).unwrap_or(0);
+        let mut usage = Usage::default();
+        for t in &tried {
+            usage.add(&t.reply.usage);
+        }
+        let round = self.round;
+        for (index, t) in tried.iter().enumerate() {
+            self.emit(Event::CandidateTried {
+                round,
+                attempt: index as u32,
+                reply: t.reply.clone(),
+                duration_ms: t.duration_ms,
+                verdict: t.verdict.clone(),
+                used: index == chosen,
+            })
+            .await;
+        }
+        let mut reply = tried.swap_remove(chosen).reply;
+        reply.usage = usage;
+        Ok((reply, model_ms))
+    }
+
+    /// What trying `reply`'s call would show, when there is something to try.
+    fn trial_of(&self, reply: &ModelReply) -> Option<Trial> {
+        match reply.tool_calls.as_slice() {
+            [call] => self.phases.trial(call),
+            _ => None,
+        }
+    }
+
+    /// Runs `reply`'s write and then the test `trial` names, and undoes the write.
+    async fn try_reply(
+        &mut self,
+        reply: ModelReply,
+        duration_ms: u64,
+        trial: &Trial,
+    ) -> Result<Tried, Ending> {
+        let (verdict, wanted) = match (trial, reply.tool_calls.first()) {
+            (Trial::Unwanted(why), _) => (format!("not tried: {}", first_line(why)), false),
+            (_, None) => ("it has no call".to_string(), false),
+            (trial, Some(call)) => {
+                let outcome = self.try_write(call, trial).await;
+                self.undo_trial()?;
+                outcome?
+            }
+        };
+        Ok(Tried {
+            reply,
+            duration_ms,
+            verdict,
+            wanted,
+        })
+    }
+
+    /// The write and the check of one trial: what they showed, and whether it was wanted.
+    async fn try_write(
+        &mut self,
+        call: &ToolCall,
+        trial: &Trial,
+    ) -> Result<(String, bool), Ending> {
+        let Trial::Check(check) = trial else {
+            return Ok(("nothing to run".into(), false));
+        };
+        let started = Instant::now();
+        let ctx = ToolContext {
+            workspace: &self.workspace,
+            sandbox: self.spec.sandbox.as_ref(),
+            config: &self.spec.config,
+            test_command: Some(&self.test_command),
+            cancel: &self.spec.cancel,
+            helpers: self.helpers,
+        };
+        let result = self.registry.call(&ctx, &call.name, &call.arguments).await;
+        self.timings.tools_ms += elapsed_ms(started);
+        match result {
+            Err(ToolError::Infra(text)) => return Err(Ending::new(Outcome::InfraError, text)),
+            Err(ToolError::RespondToModel(text)) => {
+                return Ok((format!("not applied: {}", first_line(&text)), false));
+            }
+            Ok(_) => {}
+        }
+        let (verdict, _) = self.run_phase_check(check).await?;
+        Ok((describe(check, verdict), self.phases.wanted(check, verdict)))
+    }
+
+    /// Puts the workspace back to the last checkpoint, which it matched before the trial.
+    fn undo_trial(&self) -> Result<(), Ending> {
+        self.workspace
+            .rollback(&self.last_checkpoint)
+            .map_err(|err| Ending::infra(format!("could not undo a tried reply's write: {err}")))
+    }
+}
+
+/// What a trial's check showed, in words, for the journal.
+fn describe(check: &PhaseCheck, verdict: CheckVerdict) -> String {
+    let word = |verdict: TestVerdict| match verdict {
+        TestVerdict::Passes => "passes",
+        TestVerdict::Fails => "fails",
+        TestVerdict::FailsInTheTest => "fails on a mistake in the test",
+        TestVerdict::Broken => "could not run",
+    };
+    let now = word(verdict.now);
+    match (check, verdict.original) {
+        (PhaseCheck::Existing(_), _) => format!(
+            "the existing tests after it: {}",
+            if verdict.now == TestVerdict::Passes {
+                "no test that passed before fails"
+            } else {
+                "tests that passed before fail"
+            }
+        ),
+        (PhaseCheck::BothWays(_), Some(original)) => format!(
+            "its test {now} with the fix and {} on the original code",
+            word(original)
+        ),
+        _ => format!("the model's test {now} after it"),
+    }
+}
+
+/// True when two replies make the same one call.
+fn same_call(a: &ModelReply, b: &ModelReply) -> bool {
+    match (a.tool_calls.as_slice(), b.tool_calls.as_slice()) {
+        ([x], [y]) => x.name == y.name && x.arguments == y.arguments,
+        _ => false,
+    }
+}
+
+fn first_line(text: &str) -> &str {
+    text.lines().next().unwrap_or_default()
+}
