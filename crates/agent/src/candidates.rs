@@ -27,6 +27,8 @@ struct Tried {
     duration_ms: u64,
     verdict: String,
     wanted: bool,
+    /// The patch the write made, when it was wanted (for the vote among fixes).
+    change: Option<String>,
 }
 
 impl Run {
@@ -46,10 +48,15 @@ impl Run {
         if limit <= 1 {
             return Ok((first, first_ms));
         }
+        // A fix is judged only by the project's tests still passing, which a wrong fix can do
+        // too: every sample is tried and the change most of the passing ones make wins
+        // (self-consistency). A test is judged with and without the fix: the first good one is
+        // enough.
+        let vote = self.phases.votes_on_fixes();
         let mut model_ms = first_ms;
         let mut tried = vec![self.try_reply(first, first_ms, &trial).await?];
         let mut attempt = 1;
-        while attempt < limit && !tried.iter().any(|t| t.wanted) {
+        while attempt < limit && (vote || !tried.iter().any(|t| t.wanted)) {
             let asked = Instant::now();
             let again = tokio::select! {
                 again = self.spec.model.sample_again(request, attempt) => again,
@@ -78,21 +85,34 @@ impl Run {
             let entry = match (earlier, self.trial_of(&reply)) {
                 (Some(index), _) => Tried {
                     verdict: format!("the same call as candidate {}", index + 1),
+                    wanted: tried[index].wanted,
+                    change: tried[index].change.clone(),
                     reply,
                     duration_ms,
-                    wanted: false,
                 },
                 (None, None) => Tried {
                     verdict: "it writes nothing, so there is nothing to try".into(),
                     reply,
                     duration_ms,
                     wanted: false,
+                    change: None,
                 },
                 (None, Some(trial)) => self.try_reply(reply, duration_ms, &trial).await?,
             };
             tried.push(entry);
         }
-        let chosen = tried.iter().position(|t| t.wanted).unwrap_or(0);
+        let chosen = if vote {
+            let (chosen, votes) = most_common_change(&tried);
+            let wanted = tried.iter().filter(|t| t.wanted).count();
+            if wanted > 1 {
+                tried[chosen].verdict.push_str(&format!(
+                    "; {votes} of the {wanted} that passed make this same change"
+                ));
+            }
+            chosen
+        } else {
+            tried.iter().position(|t| t.wanted).unwrap_or(0)
+        };
         let mut usage = Usage::default();
         for t in &tried {
             usage.add(&t.reply.usage);
@@ -129,9 +149,9 @@ impl Run {
         duration_ms: u64,
         trial: &Trial,
     ) -> Result<Tried, Ending> {
-        let (verdict, wanted) = match (trial, reply.tool_calls.first()) {
-            (Trial::Unwanted(why), _) => (format!("not tried: {}", first_line(why)), false),
-            (_, None) => ("it has no call".to_string(), false),
+        let (verdict, wanted, change) = match (trial, reply.tool_calls.first()) {
+            (Trial::Unwanted(why), _) => (format!("not tried: {}", first_line(why)), false, None),
+            (_, None) => ("it has no call".to_string(), false, None),
             (trial, Some(call)) => {
                 let outcome = self.try_write(call, trial).await;
                 self.undo_trial()?;
@@ -143,17 +163,19 @@ impl Run {
             duration_ms,
             verdict,
             wanted,
+            change,
         })
     }
 
-    /// The write and the check of one trial: what they showed, and whether it was wanted.
+    /// The write and the check of one trial: what they showed, whether it was wanted, and the
+    /// patch when it was.
     async fn try_write(
         &mut self,
         call: &ToolCall,
         trial: &Trial,
-    ) -> Result<(String, bool), Ending> {
+    ) -> Result<(String, bool, Option<String>), Ending> {
         let Trial::Check(check) = trial else {
-            return Ok(("nothing to run".into(), false));
+            return Ok(("nothing to run".into(), false, None));
         };
         let started = Instant::now();
         let ctx = ToolContext {
@@ -169,12 +191,17 @@ impl Run {
         match result {
             Err(ToolError::Infra(text)) => return Err(Ending::new(Outcome::InfraError, text)),
             Err(ToolError::RespondToModel(text)) => {
-                return Ok((format!("not applied: {}", first_line(&text)), false));
+                return Ok((format!("not applied: {}", first_line(&text)), false, None));
             }
             Ok(_) => {}
         }
         let (verdict, _) = self.run_phase_check(check).await?;
-        Ok((describe(check, verdict), self.phases.wanted(check, verdict)))
+        let wanted = self.phases.wanted(check, verdict);
+        // A patch that cannot be made (a binary change) simply gets no vote.
+        let change = wanted
+            .then(|| self.workspace.patch().ok().map(|patch| patch.text))
+            .flatten();
+        Ok((describe(check, verdict), wanted, change))
     }
 
     /// Puts the workspace back to the last checkpoint, which it matched before the trial.
@@ -183,6 +210,25 @@ impl Run {
             .rollback(&self.last_checkpoint)
             .map_err(|err| Ending::infra(format!("could not undo a tried reply's write: {err}")))
     }
+}
+
+/// The first reply whose change the most wanted replies made, and how many made it; the first
+/// reply (and 0) when none was wanted.
+fn most_common_change(tried: &[Tried]) -> (usize, usize) {
+    let mut best = (0, 0);
+    for (index, t) in tried.iter().enumerate() {
+        let Some(change) = t.change.as_ref().filter(|_| t.wanted) else {
+            continue;
+        };
+        let votes = tried
+            .iter()
+            .filter(|other| other.wanted && other.change.as_ref() == Some(change))
+            .count();
+        if votes > best.1 {
+            best = (index, votes);
+        }
+    }
+    best
 }
 
 /// What a trial's check showed, in words, for the journal.

@@ -322,6 +322,12 @@ impl Phases {
         }
     }
 
+    /// True while a fix can be judged only by the project's tests still passing (the model has no
+    /// test yet): the candidates helper then tries every sample and takes the most common fix.
+    pub(crate) fn votes_on_fixes(&self) -> bool {
+        self.enabled && self.test.is_none()
+    }
+
     /// What trying `call` would show, for the candidates helper: `None` when the call writes
     /// nothing, or the phases have nothing left to want (off, or a test already shows the fix).
     pub(crate) fn trial(&self, call: &ToolCall) -> Option<Trial> {

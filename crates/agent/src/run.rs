@@ -22,6 +22,9 @@ use crate::phases::{self, CheckVerdict, PhaseCheck, Phases, TestVerdict};
 use crate::stuck::{Answered, StuckDetector};
 use crate::{RunError, RunSpec};
 
+/// The test tool: it runs commands, but a rerun with no file changed gives the same answer.
+const RUN_TESTS_TOOL: &str = "run_tests";
+
 /// Notes files looked for at the repository root, first found wins.
 const NOTES_FILES: [&str; 3] = ["AGENTS.md", "CLAUDE.md", ".plumb/notes.md"];
 /// Notes longer than this are cut: they sit in every request.
@@ -593,7 +596,17 @@ impl Run {
                 .get(&call.name)
                 .is_some_and(|tool| tool.runs_commands());
         self.unsaved |= runs_commands;
-        if runs_commands {
+        if call.name == RUN_TESTS_TOOL {
+            // A test run usually changes no file: when the checkpoint after it is the one before,
+            // running the same tests again would give the same answer.
+            let before = self.last_checkpoint.clone();
+            if let Err(ending) = self.checkpoint(&format!("run_tests round {round}")).await {
+                return Some(ending);
+            }
+            if self.last_checkpoint != before {
+                self.changes += 1;
+            }
+        } else if runs_commands {
             self.changes += 1;
         }
         let (ok, mut output, summary, changed) = match result {
@@ -666,7 +679,7 @@ impl Run {
     /// The round of an identical earlier read-only call whose answer is still shown in full and
     /// nothing has changed since. One the history has shrunk to a line may be made again.
     fn repeated_read(&mut self, call: &ToolCall) -> Option<u32> {
-        const READ_ONLY: [&str; 3] = ["search_code", "read_file", "list_files"];
+        const READ_ONLY: [&str; 4] = ["search_code", "read_file", "list_files", RUN_TESTS_TOOL];
         if !READ_ONLY.contains(&call.name.as_str()) {
             return None;
         }

@@ -61,8 +61,9 @@ pub(crate) fn unshadow(text: &str) -> Option<Unshadowed> {
         if in_function && let Some(name) = shadowing_assignment(content) {
             let new = fresh_name(text, &name);
             active.retain(|a| a.name != name);
-            let rest = &content[name.len()..];
-            let line_out = format!("{}{new}{}", &line[..indent], rename_uses(rest, &active));
+            let rest = content.get(name.len()..).unwrap_or_default();
+            let margin = line.get(..indent).unwrap_or_default();
+            let line_out = format!("{margin}{new}{}", rename_uses(rest, &active));
             renamed.push((name.clone(), new.clone()));
             active.push(Active {
                 name,
@@ -89,7 +90,7 @@ fn shadowing_assignment(content: &str) -> Option<String> {
     if name.is_empty() || name.starts_with(|c: char| c.is_ascii_digit()) {
         return None;
     }
-    let rest = content[name.len()..].trim_start().strip_prefix('=')?;
+    let rest = content.get(name.len()..)?.trim_start().strip_prefix('=')?;
     if rest.starts_with('=') {
         return None;
     }
@@ -107,8 +108,10 @@ fn fresh_name(text: &str, name: &str) -> String {
 
 fn contains_word(text: &str, word: &str) -> bool {
     text.match_indices(word).any(|(at, _)| {
-        let before = text[..at].chars().next_back();
-        let after = text[at + word.len()..].chars().next();
+        let before = text.get(..at).and_then(|head| head.chars().next_back());
+        let after = text
+            .get(at + word.len()..)
+            .and_then(|tail| tail.chars().next());
         !before.is_some_and(is_name_char) && !after.is_some_and(is_name_char)
     })
 }

@@ -624,3 +624,85 @@ fn with_one_candidate_the_first_reply_runs_as_it_is() {
         "the first reply's test edit was refused, not replaced: {first}"
     );
 }
+
+#[test]
+fn before_a_test_exists_the_fix_most_samples_make_wins() {
+    let fixture = Fixture::billing();
+    let ArticleCalls { fix, done, .. } = article_calls();
+    let harmless = json!({
+        "path": "billing/invoice_totals.py",
+        "old_text": "    tax = compute_gst(gross, rate)\n",
+        "new_text": "    tax = compute_gst(gross, rate)  # GST\n",
+    });
+    let script = fixture.script_path("vote.jsonl");
+    Script::new()
+        .tool_or(
+            "edit_file",
+            harmless,
+            &[("edit_file", fix.clone()), ("edit_file", fix)],
+        )
+        .tool("done", done)
+        .write(&script);
+    let output = fixture.fix_with_script(
+        &script,
+        &[
+            "-c",
+            "helpers.phases=true",
+            "-c",
+            "helpers.candidates=3",
+            "--max-rounds",
+            "1",
+        ],
+    );
+    let report = report(&output);
+    let events = journal_events(&report);
+    let passed = "the existing tests after it: no test that passed before fails";
+    assert_eq!(
+        candidates_tried(&events, 1),
+        vec![
+            (passed.to_string(), false),
+            (
+                format!("{passed}; 2 of the 3 that passed make this same change"),
+                true
+            ),
+            ("the same call as candidate 2".to_string(), false),
+        ],
+        "{}",
+        stderr(&output)
+    );
+    let fixed = events
+        .iter()
+        .find_map(|e| match e {
+            Event::ToolFinished { output, .. } => Some(output.clone()),
+            _ => None,
+        })
+        .unwrap();
+    assert!(
+        fixed.contains("GST is due on the discounted price"),
+        "the voted fix ran: {fixed}"
+    );
+}
+
+#[test]
+fn the_same_tests_run_again_with_no_file_changed_is_refused_and_counts_toward_stuck() {
+    let fixture = Fixture::billing();
+    let script = fixture.script_path("rerun.jsonl");
+    let narrow = json!({"tests": ["tests/test_tax.py"]});
+    Script::new()
+        .tool("run_tests", narrow.clone())
+        .tool("run_tests", narrow.clone())
+        .tool("run_tests", narrow.clone())
+        .tool("run_tests", narrow)
+        .write(&script);
+    let output = fixture.fix_with_script(&script, &[]);
+    let report = report(&output);
+    let events = journal_events(&report);
+    let first = tool_message(&events, 2).unwrap();
+    assert!(first.contains("passed"), "the first run runs: {first}");
+    let again = tool_message(&events, 3).unwrap();
+    assert!(
+        again.starts_with("Error: you already called run_tests with these same arguments in round 1, and no file has changed since"),
+        "{again}"
+    );
+    assert_eq!(report.outcome, Outcome::Stuck, "{}", stderr(&output));
+}

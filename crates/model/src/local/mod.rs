@@ -136,11 +136,18 @@ impl LocalClient {
             top_p: s.top_p,
             min_p: s.min_p,
             repeat_penalty: s.repeat_penalty,
-            // A different seed per request, the same sequence every run: reruns are comparable.
-            seed: s.seed.wrapping_add(id as u32),
+            seed: request_seed(s.seed, id),
             stop: vec![chatml::TURN_END.to_string()],
         }
     }
+}
+
+/// The seed of request `id` under `local.seed`: a different seed per request and the same
+/// sequence every run with one setting, so reruns are comparable. The setting is spread far
+/// apart first: with `seed + id`, the runs of seeds 1 and 2 sampled the same seeds one request
+/// apart, so their extra candidates were the same replies.
+fn request_seed(seed: u32, id: u64) -> u32 {
+    seed.wrapping_mul(0x9E37_79B9).wrapping_add(id as u32)
 }
 
 async fn ensure_runner<'a>(
@@ -232,12 +239,16 @@ impl LocalClient {
         };
         let mut state = self.state.lock().await;
         state.requests += 1;
-        let mut runner_request = self.request_for(
-            state.requests,
-            prompt,
-            schema,
-            self.settings.tuning.max_reply_tokens,
-        );
+        // Another sample is worth less than the first: one that rambles is cut off sooner.
+        let max_tokens = if attempt > 0 {
+            self.settings
+                .tuning
+                .max_reply_tokens
+                .min(CANDIDATE_MAX_TOKENS)
+        } else {
+            self.settings.tuning.max_reply_tokens
+        };
+        let mut runner_request = self.request_for(state.requests, prompt, schema, max_tokens);
         // After a refused call a small model tends to copy its last reply; sampling hotter breaks
         // the loop where the note alone does not.
         let failures = trailing_failures(&request.messages);
@@ -296,6 +307,9 @@ impl LocalClient {
 /// The temperature a second and later reply to one request is sampled at, at least: hot enough
 /// to write a different test or fix, not so hot that the call falls apart.
 const CANDIDATE_TEMPERATURE: f32 = 0.7;
+
+/// The most tokens a second or later sample may have: a test function or a fix fits well within.
+const CANDIDATE_MAX_TOKENS: u32 = 512;
 
 /// How many times a reply that repeats a refused call is sampled again before it is passed on
 /// (and the loop's stuck detection takes over), and how far each new sample's seed moves.
@@ -405,6 +419,14 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+
+    #[test]
+    fn nearby_seed_settings_do_not_share_request_seeds() {
+        let run = |seed: u32| -> Vec<u32> { (1..=50).map(|id| request_seed(seed, id)).collect() };
+        let (one, two) = (run(1), run(2));
+        assert!(one.iter().all(|s| !two.contains(s)), "{one:?} {two:?}");
+        assert_eq!(run(1), one, "the same setting gives the same sequence");
+    }
 
     #[test]
     fn refused_calls_are_the_ones_answered_with_an_error() {
