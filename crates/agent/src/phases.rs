@@ -228,9 +228,9 @@ impl Phases {
             }
             return Some(match &self.test_file {
                 Some(file) => format!(
-                    "now add a test that shows the bug: one new test function at the end of {file}, with edit_file (old_text empty, new_text the function, with a new name). Call the helpers the way the first test shown above does, with the ticket's own example, and assert the figure the ticket expects. plumb runs it with your fix and on the original code: it must pass with the fix and fail without it."
+                    "now add a test that shows the bug: one new test function at the end of {file}, with edit_file (old_text empty, new_text the function, with a new name). Call the helpers the way the first test shown above does, with the ticket's own example, and assert only the figure the ticket gives (one assert: a figure you work out yourself may be wrong). plumb runs it with your fix and on the original code: it must pass with the fix and fail without it."
                 ),
-                None => "now add a test that shows the bug: create_file a new test file (for example tests/test_<topic>.py) that copies the imports and helpers it needs from the existing tests, with one test function that builds the ticket's own example and asserts the figure the ticket expects. plumb runs it with your fix and on the original code: it must pass with the fix and fail without it.".to_string(),
+                None => "now add a test that shows the bug: create_file a new test file (for example tests/test_<topic>.py) that copies the imports and helpers it needs from the existing tests, with one test function that builds the ticket's own example and asserts only the figure the ticket gives (one assert: a figure you work out yourself may be wrong). plumb runs it with your fix and on the original code: it must pass with the fix and fail without it.".to_string(),
             });
         };
         let path = &test.path;
@@ -239,10 +239,10 @@ impl Phases {
                 "{path} passes with your fix and fails on the original code. Call done: plumb then runs the whole suite and its other checks."
             ),
             (TestVerdict::Passes, _) => format!(
-                "{path} passes on the original code too, so it does not show the bug. Change the new test with edit_file so that it builds the ticket's example and asserts the figure the ticket expects."
+                "{path} passes on the original code too, so it does not show the bug. Change the new test with edit_file so that it builds the ticket's example and asserts only the figure the ticket gives (one assert: a figure you work out yourself may be wrong)."
             ),
             (TestVerdict::Fails, _) => format!(
-                "{path} fails with your fix. Compare the figure it expects with the one the code gives (see above): if the test expects the wrong figure, correct the test; if the code is still wrong, change the code."
+                "{path} fails with your fix. Compare the figure it expects with the one the code gives (see above): if the test expects a wrong figure, correct the test (assert only the figure the ticket gives); if the code is still wrong, change the code."
             ),
             (TestVerdict::FailsInTheTest | TestVerdict::Broken, _) => format!(
                 "{path} could not run as written (see the error above). Fix the new test with edit_file: old_text copied from it, new_text the corrected lines."
@@ -366,10 +366,10 @@ impl Phases {
                         "Good: the test passes with your fix and fails on the original code, so it shows the bug and the fix. Call done."
                     }
                     TestVerdict::Passes => {
-                        "The test passes on the original code too, so it does not show the bug: make it build the ticket's example and assert the figure the ticket expects."
+                        "The test passes on the original code too, so it does not show the bug: make it build the ticket's example and assert only the figure the ticket gives (one assert: a figure you work out yourself may be wrong)."
                     }
                     TestVerdict::Fails => {
-                        "The test fails with your fix (see above). Either it expects the wrong figure (work the figure out again from the ticket) or the fix is not right yet."
+                        "The test fails with your fix (see above). Either it expects a wrong figure (keep only the assert of the figure the ticket gives) or the fix is not right yet."
                     }
                     TestVerdict::FailsInTheTest => {
                         "The test fails on a mistake in the test itself (see the error above), not on an assertion about the code: fix the test."

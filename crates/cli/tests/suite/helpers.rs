@@ -280,7 +280,7 @@ fn guided_phases_want_the_fix_then_a_test_that_passes_with_it_and_fails_without_
     assert!(
         plain.contains("plumb ran it with your fix: `")
             && plain.contains("and on the original code: `")
-            && plain.ends_with("The test passes on the original code too, so it does not show the bug: make it build the ticket's example and assert the figure the ticket expects."),
+            && plain.ends_with("The test passes on the original code too, so it does not show the bug: make it build the ticket's example and assert only the figure the ticket gives (one assert: a figure you work out yourself may be wrong)."),
         "{plain}"
     );
     let failing = tool_message(&events, 6).unwrap();
