@@ -21,6 +21,9 @@ use plumb_tools::{ToolContext, ToolError};
 use crate::phases::{CheckVerdict, PhaseCheck, TestVerdict, Trial};
 use crate::run::{Ending, Run, elapsed_ms};
 
+/// How the verdict of a write the tool refused begins.
+const NOT_APPLIED: &str = "not applied: ";
+
 /// One sampled reply and what trying it showed.
 struct Tried {
     reply: ModelReply,
@@ -29,6 +32,9 @@ struct Tried {
     wanted: bool,
     /// The patch the write made, when it was wanted (for the vote among fixes).
     change: Option<String>,
+    /// False when its call would only be refused (the phases refuse it, or the tool does not
+    /// apply it): a round spent on it teaches nothing the model was not told already.
+    usable: bool,
 }
 
 impl Run {
@@ -42,12 +48,15 @@ impl Run {
         first_ms: u64,
     ) -> Result<(ModelReply, u64), Ending> {
         let limit = self.helpers.candidates;
+        if limit <= 1 || !self.helpers.phases {
+            return Ok((first, first_ms));
+        }
+        if first.tool_calls.is_empty() && !first.exhausted {
+            return self.sample_a_call(request, first, first_ms).await;
+        }
         let Some(trial) = self.trial_of(&first) else {
             return Ok((first, first_ms));
         };
-        if limit <= 1 {
-            return Ok((first, first_ms));
-        }
         // A fix is judged only by the project's tests still passing, which a wrong fix can do
         // too: every sample is tried and the change most of the passing ones make wins
         // (self-consistency). A test is judged with and without the fix: the first good one is
@@ -87,6 +96,7 @@ impl Run {
                     verdict: format!("the same call as candidate {}", index + 1),
                     wanted: tried[index].wanted,
                     change: tried[index].change.clone(),
+                    usable: tried[index].usable,
                     reply,
                     duration_ms,
                 },
@@ -96,6 +106,7 @@ impl Run {
                     duration_ms,
                     wanted: false,
                     change: None,
+                    usable: true,
                 },
                 (None, Some(trial)) => self.try_reply(reply, duration_ms, &trial).await?,
             };
@@ -112,6 +123,13 @@ impl Run {
             chosen
         } else {
             tried.iter().position(|t| t.wanted).unwrap_or(0)
+        };
+        // When nothing did what was needed, a reply that can at least run beats one that would
+        // only be refused again.
+        let chosen = if tried[chosen].wanted || tried[chosen].usable {
+            chosen
+        } else {
+            tried.iter().position(|t| t.usable).unwrap_or(chosen)
         };
         let mut usage = Usage::default();
         for t in &tried {
@@ -134,6 +152,67 @@ impl Run {
         Ok((reply, model_ms))
     }
 
+    /// The model's reply had no call it could use (a small model that rambles to the reply limit
+    /// inside a string): sample again, up to the candidate limit, and go on with the first reply
+    /// that has a call. Without one, the first reply stands and the loop's note follows.
+    async fn sample_a_call(
+        &mut self,
+        request: &ModelRequest,
+        first: ModelReply,
+        first_ms: u64,
+    ) -> Result<(ModelReply, u64), Ending> {
+        let mut model_ms = first_ms;
+        let mut tried = vec![(first, first_ms)];
+        for attempt in 1..self.helpers.candidates {
+            let asked = Instant::now();
+            let again = tokio::select! {
+                again = self.spec.model.sample_again(request, attempt) => again,
+                () = self.spec.cancel.cancelled() => {
+                    return Err(Ending::new(Outcome::Cancelled, "the run was cancelled while the model was thinking"));
+                }
+            };
+            let duration_ms = elapsed_ms(asked);
+            model_ms += duration_ms;
+            let Some(Ok(mut reply)) = again else {
+                break;
+            };
+            self.normalise_reply(&mut reply);
+            let has_call = !reply.tool_calls.is_empty();
+            tried.push((reply, duration_ms));
+            if has_call {
+                break;
+            }
+        }
+        let chosen = tried
+            .iter()
+            .position(|(reply, _)| !reply.tool_calls.is_empty())
+            .unwrap_or(0);
+        let mut usage = Usage::default();
+        for (reply, _) in &tried {
+            usage.add(&reply.usage);
+        }
+        let round = self.round;
+        for (index, (reply, duration_ms)) in tried.iter().enumerate() {
+            let verdict = if reply.tool_calls.is_empty() {
+                "it has no tool call"
+            } else {
+                "it has a tool call"
+            };
+            self.emit(Event::CandidateTried {
+                round,
+                attempt: index as u32,
+                reply: reply.clone(),
+                duration_ms: *duration_ms,
+                verdict: verdict.to_string(),
+                used: index == chosen,
+            })
+            .await;
+        }
+        let mut reply = tried.swap_remove(chosen).0;
+        reply.usage = usage;
+        Ok((reply, model_ms))
+    }
+
     /// What trying `reply`'s call would show, when there is something to try.
     fn trial_of(&self, reply: &ModelReply) -> Option<Trial> {
         match reply.tool_calls.as_slice() {
@@ -149,13 +228,20 @@ impl Run {
         duration_ms: u64,
         trial: &Trial,
     ) -> Result<Tried, Ending> {
-        let (verdict, wanted, change) = match (trial, reply.tool_calls.first()) {
-            (Trial::Unwanted(why), _) => (format!("not tried: {}", first_line(why)), false, None),
-            (_, None) => ("it has no call".to_string(), false, None),
+        let (verdict, wanted, change, usable) = match (trial, reply.tool_calls.first()) {
+            (Trial::Unwanted(why), _) => (
+                format!("not tried: {}", first_line(why)),
+                false,
+                None,
+                false,
+            ),
+            (_, None) => ("it has no call".to_string(), false, None, false),
             (trial, Some(call)) => {
                 let outcome = self.try_write(call, trial).await;
                 self.undo_trial()?;
-                outcome?
+                let (verdict, wanted, change) = outcome?;
+                let usable = !verdict.starts_with(NOT_APPLIED);
+                (verdict, wanted, change, usable)
             }
         };
         Ok(Tried {
@@ -164,6 +250,7 @@ impl Run {
             verdict,
             wanted,
             change,
+            usable,
         })
     }
 
@@ -191,7 +278,7 @@ impl Run {
         match result {
             Err(ToolError::Infra(text)) => return Err(Ending::new(Outcome::InfraError, text)),
             Err(ToolError::RespondToModel(text)) => {
-                return Ok((format!("not applied: {}", first_line(&text)), false, None));
+                return Ok((format!("{NOT_APPLIED}{}", first_line(&text)), false, None));
             }
             Ok(_) => {}
         }

@@ -739,11 +739,12 @@ impl Run {
         Ok((CheckVerdict { now, original }, report))
     }
 
-    /// The project's tests after a fix: `Passes` when every test that passed at baseline still
-    /// passes (tests that failed before do not count against the fix).
+    /// The project's tests after a fix: `Passes` when every test that passed at baseline and ran
+    /// still passes (tests that failed before do not count against the fix) and no more errors
+    /// came than at baseline (a module that no longer imports hides its tests as one error).
     fn regressions_verdict(&self, run: &TestRun) -> TestVerdict {
-        match (&self.baseline_results, &run.results) {
-            (Some(before), Some(after)) if run.counts.is_some() => {
+        match (&self.baseline_results, &run.results, run.counts) {
+            (Some(before), Some(after), Some(counts)) => {
                 let broken = before.tests.iter().any(|(id, outcome)| {
                     *outcome == TestOutcome::Passed
                         && after
@@ -751,7 +752,8 @@ impl Run {
                             .get(id)
                             .is_some_and(|now| *now != TestOutcome::Passed)
                 });
-                if broken {
+                let more_errors = counts.errors > self.baseline.errors;
+                if broken || more_errors || counts.passed == 0 {
                     TestVerdict::Fails
                 } else {
                     TestVerdict::Passes

@@ -706,3 +706,85 @@ fn the_same_tests_run_again_with_no_file_changed_is_refused_and_counts_toward_st
     );
     assert_eq!(report.outcome, Outcome::Stuck, "{}", stderr(&output));
 }
+
+#[test]
+fn when_no_reply_does_what_is_needed_one_that_would_not_be_refused_goes_on() {
+    let fixture = Fixture::billing();
+    let script = fixture.script_path("fallback.jsonl");
+    Script::new()
+        .tool_or(
+            "edit_file",
+            json!({"path": "tests/test_invoice_totals.py", "old_text": "", "new_text": "def test_x():\n    assert True\n"}),
+            &[("read_file", json!({"path": "billing/tax.py"}))],
+        )
+        .write(&script);
+    let output = fixture.fix_with_script(
+        &script,
+        &[
+            "-c",
+            "helpers.phases=true",
+            "-c",
+            "helpers.candidates=2",
+            "--max-rounds",
+            "1",
+        ],
+    );
+    let events = journal_events(&report(&output));
+    let tried = candidates_tried(&events, 1);
+    assert_eq!(
+        tried.iter().map(|(_, used)| *used).collect::<Vec<_>>(),
+        vec![false, true],
+        "{tried:?}"
+    );
+    assert!(
+        tried[0]
+            .0
+            .starts_with("not tried: tests/test_invoice_totals.py is a test file")
+    );
+    let ran: Vec<String> = events
+        .iter()
+        .filter_map(|e| match e {
+            Event::ToolFinished { name, .. } => Some(name.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(ran, vec!["read_file".to_string()]);
+}
+
+#[test]
+fn a_reply_without_a_call_is_sampled_again() {
+    let fixture = Fixture::billing();
+    let script = fixture.script_path("nocall.jsonl");
+    let line = json!({
+        "content": "{\"thought\": \"The test expects a wrong figure. The test expects a wrong figure.",
+        "alternatives": [{"tool": "read_file", "args": {"path": "billing/tax.py"}}],
+    });
+    std::fs::write(&script, format!("{line}\n")).unwrap();
+    let output = fixture.fix_with_script(
+        &script,
+        &[
+            "-c",
+            "helpers.phases=true",
+            "-c",
+            "helpers.candidates=3",
+            "--max-rounds",
+            "1",
+        ],
+    );
+    let events = journal_events(&report(&output));
+    assert_eq!(
+        candidates_tried(&events, 1),
+        vec![
+            ("it has no tool call".to_string(), false),
+            ("it has a tool call".to_string(), true),
+        ],
+        "{}",
+        stderr(&output)
+    );
+    assert!(
+        events.iter().any(
+            |e| matches!(e, Event::ToolFinished { name, ok: true, .. } if name == "read_file")
+        ),
+        "the sampled call ran"
+    );
+}
