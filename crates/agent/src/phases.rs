@@ -238,6 +238,9 @@ impl Phases {
             _ if test.shows_the_fix() => format!(
                 "{path} passes with your fix and fails on the original code. Call done: plumb then runs the whole suite and its other checks."
             ),
+            (TestVerdict::Passes, TestVerdict::FailsInTheTest | TestVerdict::Broken) => format!(
+                "{path} passes with your fix, but on the original code it could not run as written (see above), so it shows nothing about the bug: make it use only what the original code has, and assert only the figure the ticket gives."
+            ),
             (TestVerdict::Passes, _) => format!(
                 "{path} passes on the original code too, so it does not show the bug. Change the new test with edit_file so that it builds the ticket's example and asserts only the figure the ticket gives (one assert: a figure you work out yourself may be wrong)."
             ),
@@ -364,6 +367,9 @@ impl Phases {
                 match verdict.now {
                     _ if shown => {
                         "Good: the test passes with your fix and fails on the original code, so it shows the bug and the fix. Call done."
+                    }
+                    TestVerdict::Passes if verdict.original != Some(TestVerdict::Passes) => {
+                        "The test passes with your fix, but on the original code it could not run as written (see above), so it shows nothing about the bug: make it use only what the original code has."
                     }
                     TestVerdict::Passes => {
                         "The test passes on the original code too, so it does not show the bug: make it build the ticket's example and assert only the figure the ticket gives (one assert: a figure you work out yourself may be wrong)."
@@ -537,6 +543,19 @@ mod tests {
         let both = PhaseCheck::BothWays(TEST.into());
         assert_eq!(phases.check_after(&test_edit()), Some(both.clone()));
 
+        let new_name_only = verdict(TestVerdict::Passes, Some(TestVerdict::FailsInTheTest));
+        assert!(
+            phases
+                .record(&both, new_name_only)
+                .contains("on the original code it could not run as written")
+        );
+        assert!(!phases.wanted(&both, new_name_only));
+        assert!(
+            phases
+                .next_step()
+                .unwrap()
+                .contains("shows nothing about the bug")
+        );
         let asserts_the_bug = verdict(TestVerdict::Passes, Some(TestVerdict::Passes));
         assert!(
             phases
