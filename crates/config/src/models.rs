@@ -120,15 +120,17 @@ pub struct Helpers {
     /// Guided phases: a failing test first (source edits refused, each test file written is run
     /// at once), then the fix; the next step is named in every request.
     pub phases: Option<bool>,
-    /// Replies tried per writing round (guided phases only): when the model's write does not do
-    /// what the phase needs (a test that fails on the current code, a fix that makes it pass),
-    /// plumb samples another reply, tries its write on the workspace, and keeps the first that
-    /// does, up to this many. 1 turns it off. Only the embedded model can be sampled again.
+    /// Replies tried per writing round (guided phases only): plumb samples more replies to the
+    /// same request, tries each one's write on the workspace and keeps the one that does what
+    /// the phase needs (see `candidates.rs` in plumb-agent), up to this many. 1 turns it off.
+    /// Only the embedded model (and a script with alternatives) can be sampled again.
     pub candidates: Option<u32>,
 }
 
-/// Replies tried per writing round for the embedded model, and the most any setting gives.
-pub const LOCAL_CANDIDATES: u32 = 4;
+/// Replies tried per writing round for the embedded model, and the most any setting gives. 1
+/// (off) until it pays: on BILL-412 four candidates cost 2.4 times the seconds per round and
+/// changed no outcome (`scripts/bench_local.py -c helpers.candidates=4`).
+pub const LOCAL_CANDIDATES: u32 = 1;
 pub const MAX_CANDIDATES: u32 = 8;
 
 /// The helpers as they apply to one run.
