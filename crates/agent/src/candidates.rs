@@ -16,7 +16,7 @@ use std::time::Instant;
 
 use plumb_model::ModelRequest;
 use plumb_protocol::{Event, ModelReply, Outcome, ToolCall, Usage};
-use plumb_tools::{ToolContext, ToolError};
+use plumb_tools::ToolError;
 
 use crate::phases::{CheckVerdict, PhaseCheck, TestVerdict, Trial};
 use crate::run::{Ending, Run, elapsed_ms};
@@ -66,14 +66,7 @@ impl Run {
         let mut tried = vec![self.try_reply(first, first_ms, &trial).await?];
         let mut attempt = 1;
         while attempt < limit && (vote || !tried.iter().any(|t| t.wanted)) {
-            let asked = Instant::now();
-            let again = tokio::select! {
-                again = self.spec.model.sample_again(request, attempt) => again,
-                () = self.spec.cancel.cancelled() => {
-                    return Err(Ending::new(Outcome::Cancelled, "the run was cancelled while the model was thinking"));
-                }
-            };
-            let duration_ms = elapsed_ms(asked);
+            let (again, duration_ms) = self.sample_again(request, attempt).await?;
             model_ms += duration_ms;
             attempt += 1;
             let mut reply = match again {
@@ -164,14 +157,7 @@ impl Run {
         let mut model_ms = first_ms;
         let mut tried = vec![(first, first_ms)];
         for attempt in 1..self.helpers.candidates {
-            let asked = Instant::now();
-            let again = tokio::select! {
-                again = self.spec.model.sample_again(request, attempt) => again,
-                () = self.spec.cancel.cancelled() => {
-                    return Err(Ending::new(Outcome::Cancelled, "the run was cancelled while the model was thinking"));
-                }
-            };
-            let duration_ms = elapsed_ms(asked);
+            let (again, duration_ms) = self.sample_again(request, attempt).await?;
             model_ms += duration_ms;
             let Some(Ok(mut reply)) = again else {
                 break;
@@ -211,6 +197,23 @@ impl Run {
         let mut reply = tried.swap_remove(chosen).0;
         reply.usage = usage;
         Ok((reply, model_ms))
+    }
+
+    /// Another sample of the model's reply to `request`, and how long it took; a cancelled run
+    /// ends here.
+    async fn sample_again(
+        &self,
+        request: &ModelRequest,
+        attempt: u32,
+    ) -> Result<(Option<Result<ModelReply, plumb_model::ModelError>>, u64), Ending> {
+        let asked = Instant::now();
+        tokio::select! {
+            again = self.spec.model.sample_again(request, attempt) => Ok((again, elapsed_ms(asked))),
+            () = self.spec.cancel.cancelled() => Err(Ending::new(
+                Outcome::Cancelled,
+                "the run was cancelled while the model was thinking",
+            )),
+        }
     }
 
     /// What trying `reply`'s call would show, when there is something to try.
@@ -265,15 +268,10 @@ impl Run {
             return Ok(("nothing to run".into(), false, None));
         };
         let started = Instant::now();
-        let ctx = ToolContext {
-            workspace: &self.workspace,
-            sandbox: self.spec.sandbox.as_ref(),
-            config: &self.spec.config,
-            test_command: Some(&self.test_command),
-            cancel: &self.spec.cancel,
-            helpers: self.helpers,
-        };
-        let result = self.registry.call(&ctx, &call.name, &call.arguments).await;
+        let result = self
+            .registry
+            .call(&self.tool_context(), &call.name, &call.arguments)
+            .await;
         self.timings.tools_ms += elapsed_ms(started);
         match result {
             Err(ToolError::Infra(text)) => return Err(Ending::new(Outcome::InfraError, text)),

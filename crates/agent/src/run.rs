@@ -572,14 +572,7 @@ impl Run {
                 self.spec.config.limits.tool_output_lines,
             )
         } else {
-            let ctx = ToolContext {
-                workspace: &self.workspace,
-                sandbox: self.spec.sandbox.as_ref(),
-                config: &self.spec.config,
-                test_command: Some(&self.test_command),
-                cancel: &self.spec.cancel,
-                helpers: self.helpers,
-            };
+            let ctx = self.tool_context();
             let limit = self
                 .registry
                 .get(&call.name)
@@ -674,6 +667,18 @@ impl Run {
         }
         self.stuck.succeeded();
         None
+    }
+
+    /// What a tool needs from the run: the workspace, the sandbox, the settings.
+    pub(crate) fn tool_context(&self) -> ToolContext<'_> {
+        ToolContext {
+            workspace: &self.workspace,
+            sandbox: self.spec.sandbox.as_ref(),
+            config: &self.spec.config,
+            test_command: Some(&self.test_command),
+            cancel: &self.spec.cancel,
+            helpers: self.helpers,
+        }
     }
 
     /// The round of an identical earlier read-only call whose answer is still shown in full and
