@@ -9,6 +9,7 @@
 
 mod candidates;
 mod done;
+mod figures;
 mod finish;
 mod journal;
 mod lint_check;

@@ -100,6 +100,9 @@ struct TestRuns {
     path: String,
     now: TestVerdict,
     original: TestVerdict,
+    /// The last run with the code changes failed on the same assertion as the run on the
+    /// original code: the changes did not touch the figure the test checks.
+    same_failure: bool,
 }
 
 impl TestRuns {
@@ -122,6 +125,10 @@ pub(crate) struct Phases {
     /// The existing test file shown up front, where a new test can be added at the end and use
     /// the helpers already there.
     test_file: Option<String>,
+    /// The existing test closest to the ticket, numbered: the pattern for the model's test.
+    example: Option<String>,
+    /// The ticket's sentences giving its example and what should happen.
+    ticket_example: Option<String>,
 }
 
 /// What plumb runs after a write, by phase.
@@ -144,6 +151,11 @@ pub(crate) struct CheckVerdict {
     pub now: TestVerdict,
     /// The run on the original source with only the test changes (`BothWays` only).
     pub original: Option<TestVerdict>,
+    /// Both runs failed on the same assertion (see [`same_assertion`]).
+    pub same_failure: bool,
+    /// After a code edit once the model has a test (`Again`): a test that passed at baseline
+    /// fails in the project's suite.
+    pub broke_old: bool,
 }
 
 impl PhaseCheck {
@@ -178,12 +190,16 @@ impl Phases {
             existing: None,
             test: None,
             test_file: None,
+            example: None,
+            ticket_example: None,
         }
     }
 
-    /// Names the test file the model was shown, so the steps can point at it.
-    pub(crate) fn suggest_test_file(&mut self, path: Option<String>) {
+    /// Names the test file the model was shown, so the steps can point at it, and the existing
+    /// test in it closest to the ticket, shown once the fix keeps the old tests passing.
+    pub(crate) fn suggest_test_file(&mut self, path: Option<String>, example: Option<String>) {
         self.test_file = path;
+        self.example = example;
     }
 
     /// True once a test of the model's passes with the fix and fails without it.
@@ -215,18 +231,21 @@ impl Phases {
         if !self.enabled {
             return None;
         }
-        if !self.source_edited {
+        if !self.source_edited && self.existing.is_none_or(|v| v == TestVerdict::Passes) {
             return Some(
-                "fix the code first: change the lines the ticket is about with edit_file (old_text copied from the code shown above, new_text the corrected lines). plumb runs the existing tests after it; the test comes next.".to_string(),
+                "fix the code first: find the line that computes what the ticket says is wrong, and change that line with edit_file (old_text copied from the code shown above, new_text the corrected line). plumb runs the existing tests after it; the test comes next.".to_string(),
             );
         }
         let Some(test) = &self.test else {
             if self.existing.is_some_and(|v| v != TestVerdict::Passes) {
                 return Some(
-                    "your change broke tests that passed before (see above): fix the code with edit_file so that they pass again.".to_string(),
+                    "your last change broke tests that passed before, so plumb undid it (see above): fix the code again with edit_file, changing only the lines the ticket is about.".to_string(),
                 );
             }
             return Some(match &self.test_file {
+                Some(file) if self.example.is_some() => format!(
+                    "now add a test that shows the bug: one new test function at the end of {file}, with edit_file (old_text empty, new_text the function). Start from the existing test shown after your fix: copy its lines under a new name, with the ticket's own example, and add one assert of the figure the ticket says it should be (that figure only: one you work out yourself may be wrong). plumb runs it with your fix and on the original code: it must pass with the fix and fail without it."
+                ),
                 Some(file) => format!(
                     "now add a test that shows the bug: one new test function at the end of {file}, with edit_file (old_text empty, new_text the function, with a new name). Call the helpers the way the first test shown above does, with the ticket's own example, and assert only the figure the ticket gives (one assert: a figure you work out yourself may be wrong). plumb runs it with your fix and on the original code: it must pass with the fix and fail without it."
                 ),
@@ -243,6 +262,9 @@ impl Phases {
             ),
             (TestVerdict::Passes, _) => format!(
                 "{path} passes on the original code too, so it does not show the bug. Change the new test with edit_file so that it builds the ticket's example and asserts only the figure the ticket gives (one assert: a figure you work out yourself may be wrong)."
+            ),
+            (TestVerdict::Fails, _) if test.same_failure => format!(
+                "{path} fails with your code change exactly as on the original code, so the change did not touch the figure the test checks. If the test builds the ticket's example and asserts the figure the ticket gives, the fix is in the wrong place: change the line that computes that figure."
             ),
             (TestVerdict::Fails, _) => format!(
                 "{path} fails with your fix. Compare the figure it expects with the one the code gives (see above): if the test expects a wrong figure, correct the test (assert only the figure the ticket gives); if the code is still wrong, change the code."
@@ -325,6 +347,78 @@ impl Phases {
         }
     }
 
+    /// Keeps the ticket's own example and expectation (its sentences saying so), to repeat next to
+    /// each request for a test.
+    pub(crate) fn quote_ticket(&mut self, sentences: Option<String>) {
+        self.ticket_example = sentences;
+    }
+
+    /// What to show after `check`'s report, before the phase's sentence is recorded: once a fix
+    /// kept the old tests passing, the ticket's example and the existing test closest to it; after
+    /// a test that asserts a figure but does not show the fix, the ticket's example again.
+    pub(crate) fn shown_after(&self, check: &PhaseCheck, verdict: CheckVerdict) -> Option<String> {
+        if !self.enabled {
+            return None;
+        }
+        let quote = self
+            .ticket_example
+            .as_ref()
+            .map(|text| format!("\n\nThe ticket says: \"{text}\""));
+        let asserted = matches!(verdict.now, TestVerdict::Passes | TestVerdict::Fails);
+        match check {
+            PhaseCheck::Existing(_)
+                if verdict.now == TestVerdict::Passes && self.test.is_none() =>
+            {
+                let example = self.example.as_ref().map(|text| {
+                    format!("\n\nThe existing test closest to the ticket, to start from: {text}")
+                });
+                let both = format!(
+                    "{}{}",
+                    quote.unwrap_or_default(),
+                    example.unwrap_or_default()
+                );
+                (!both.is_empty()).then_some(both)
+            }
+            PhaseCheck::BothWays(_) if asserted && !self.wanted(check, verdict) => quote,
+            PhaseCheck::Again(_) if asserted && !self.wanted(check, verdict) => quote,
+            _ => None,
+        }
+    }
+
+    /// The model's test file to try the ticket's figures in (see `figures.rs`): after its test ran
+    /// without showing the fix, on an assertion or passing both ways.
+    pub(crate) fn figure_search(
+        &self,
+        check: &PhaseCheck,
+        verdict: CheckVerdict,
+    ) -> Option<String> {
+        let ran = matches!(verdict.now, TestVerdict::Passes | TestVerdict::Fails);
+        let model_test = matches!(check, PhaseCheck::BothWays(_) | PhaseCheck::Again(_));
+        let wanted = self.wanted(check, verdict);
+        (self.enabled && ran && model_test && !wanted && !verdict.broke_old)
+            .then(|| check.test().map(str::to_string))
+            .flatten()
+    }
+
+    /// True when the write that `check` followed is to be undone: a code edit that breaks tests
+    /// which passed before, or that stops the model's test, which ran, from running. A 1.5B model
+    /// asked to repair its own broken rewrite rewrote more (one run spent all ten rounds on it);
+    /// from the code as it was, it tries a smaller fix. Asked before [`Phases::record`].
+    pub(crate) fn undoes(&self, check: &PhaseCheck, verdict: CheckVerdict) -> bool {
+        let stops_running =
+            |v: TestVerdict| matches!(v, TestVerdict::FailsInTheTest | TestVerdict::Broken);
+        self.enabled
+            && match check {
+                PhaseCheck::Existing(_) => verdict.now != TestVerdict::Passes,
+                PhaseCheck::Again(_) => {
+                    verdict.broke_old
+                        || (stops_running(verdict.now)
+                            && self.test.as_ref().is_some_and(|t| !stops_running(t.now)))
+                }
+                PhaseCheck::BothWays(_) => false,
+            }
+    }
+
     /// True while a fix can be judged only by the project's tests still passing (the model has no
     /// test yet): the candidates helper then tries every sample and takes the most common fix.
     pub(crate) fn votes_on_fixes(&self) -> bool {
@@ -348,12 +442,17 @@ impl Phases {
     pub(crate) fn record(&mut self, check: &PhaseCheck, verdict: CheckVerdict) -> &'static str {
         match check {
             PhaseCheck::Existing(_) => {
-                self.source_edited = true;
-                self.existing = Some(verdict.now);
                 if verdict.now == TestVerdict::Passes {
+                    self.source_edited = true;
+                    self.existing = Some(TestVerdict::Passes);
                     "The existing tests still pass. Now add a test that shows the bug: it must pass with your fix and fail on the original code."
                 } else {
-                    "Tests that passed before fail now (see above): the change broke something. Fix the code again."
+                    // The edit is undone: the code is back where it was, with or without an
+                    // earlier fix that kept the tests passing.
+                    if !self.source_edited {
+                        self.existing = Some(verdict.now);
+                    }
+                    "Tests that passed before fail with this change (see above), so plumb undid it: the code is as it was before this edit. Fix the code again, changing only the lines the ticket is about."
                 }
             }
             PhaseCheck::BothWays(path) => {
@@ -361,6 +460,7 @@ impl Phases {
                     path: path.clone(),
                     now: verdict.now,
                     original: verdict.original.unwrap_or(TestVerdict::Broken),
+                    same_failure: verdict.same_failure,
                 };
                 let shown = runs.shows_the_fix();
                 self.test = Some(runs);
@@ -374,6 +474,9 @@ impl Phases {
                     TestVerdict::Passes => {
                         "The test passes on the original code too, so it does not show the bug: make it build the ticket's example and assert only the figure the ticket gives (one assert: a figure you work out yourself may be wrong)."
                     }
+                    TestVerdict::Fails if verdict.same_failure => {
+                        "The test fails with your fix exactly as it does on the original code (see above): your change did not touch the figure it checks. If the test builds the ticket's example and asserts the figure the ticket gives, the fix is in the wrong place: find the line that computes that figure and change it."
+                    }
                     TestVerdict::Fails => {
                         "The test fails with your fix (see above). Either it expects a wrong figure (keep only the assert of the figure the ticket gives) or the fix is not right yet."
                     }
@@ -386,26 +489,54 @@ impl Phases {
                 }
             }
             PhaseCheck::Again(_) => {
-                self.source_edited = true;
+                if self.undoes(check, verdict) {
+                    // The code and the test's last runs stay as they were.
+                    return if verdict.broke_old {
+                        "This change broke tests that passed before (see above), so plumb undid it: the code is as it was before this edit."
+                    } else {
+                        "The test no longer runs with this change (see the error): the edit broke something the test needs, so plumb undid it."
+                    };
+                }
                 let Some(test) = &mut self.test else {
                     return "";
                 };
+                self.source_edited = true;
                 test.now = verdict.now;
-                match verdict.now {
-                    _ if test.shows_the_fix() => {
-                        "The test passes now, and it failed on the original code. Call done: plumb then runs the whole suite and its other checks."
-                    }
-                    TestVerdict::Passes => {
-                        "The test passes, but it passed on the original code too, so it does not show the bug yet: change the test."
-                    }
-                    TestVerdict::Fails => "The test still fails with the changed code (see above).",
-                    TestVerdict::FailsInTheTest | TestVerdict::Broken => {
-                        "The test no longer runs (see the error): the edit broke something it needs."
-                    }
+                test.same_failure = verdict.same_failure;
+                if test.shows_the_fix() {
+                    "The test passes now, and it failed on the original code. Call done: plumb then runs the whole suite and its other checks."
+                } else if verdict.now == TestVerdict::Passes {
+                    "The test passes, but it passed on the original code too, so it does not show the bug yet: change the test."
+                } else if verdict.same_failure {
+                    "The test still fails exactly as on the original code (see above): this change did not touch the figure it checks either."
+                } else if verdict.now != TestVerdict::Fails {
+                    "The test still does not run (see the error): fix the test."
+                } else {
+                    "The test still fails with the changed code (see above)."
                 }
             }
         }
     }
+}
+
+/// True when two runs' failure excerpts (pytest's `E` lines, without the `where` lines that
+/// print whole objects) are the same and compare a value (`assert …`): whatever changed between
+/// the runs did not change the figure that failed. False for other failures (`DID NOT RAISE`,
+/// an exception), which say nothing about a figure.
+pub(crate) fn same_assertion(one: &str, other: &str) -> bool {
+    fn assertions(excerpt: &str) -> Vec<&str> {
+        excerpt
+            .lines()
+            .filter_map(|line| line.trim_start().strip_prefix("E "))
+            .map(str::trim)
+            .filter(|line| !line.is_empty() && !line.starts_with('+') && !line.contains(" where "))
+            .collect()
+    }
+    let first = assertions(one);
+    let compares = first
+        .iter()
+        .any(|line| line.starts_with("assert ") || line.starts_with("AssertionError"));
+    compares && first == assertions(other)
 }
 
 /// A plain-words reading of a test mistake small models make often and rarely see from the
@@ -445,7 +576,12 @@ mod tests {
     }
 
     fn verdict(now: TestVerdict, original: Option<TestVerdict>) -> CheckVerdict {
-        CheckVerdict { now, original }
+        CheckVerdict {
+            now,
+            original,
+            same_failure: false,
+            broke_old: false,
+        }
     }
 
     const TEST: &str = "tests/test_gst.py";
@@ -499,7 +635,7 @@ mod tests {
                 .unwrap()
                 .starts_with("fix the code first")
         );
-        phases.suggest_test_file(Some("tests/test_x.py".into()));
+        phases.suggest_test_file(Some("tests/test_x.py".into()), None);
         assert_eq!(
             phases.check_after(&source_edit()),
             Some(PhaseCheck::Existing(Some("tests/test_x.py".into()))),
@@ -514,21 +650,89 @@ mod tests {
     #[test]
     fn after_the_fix_a_test_is_run_with_it_and_on_the_original_code() {
         let mut phases = Phases::new(true);
-        phases.suggest_test_file(Some("tests/test_x.py".into()));
+        phases.suggest_test_file(Some("tests/test_x.py".into()), None);
         let existing = PhaseCheck::Existing(Some("tests/test_x.py".into()));
-        let said = phases.record(&existing, verdict(TestVerdict::Fails, None));
+        let broken = verdict(TestVerdict::Fails, None);
         assert!(
-            said.starts_with("Tests that passed before fail now"),
+            phases.undoes(&existing, broken),
+            "a fix that breaks tests is undone"
+        );
+        let said = phases.record(&existing, broken);
+        assert!(
+            said.starts_with(
+                "Tests that passed before fail with this change (see above), so plumb undid it"
+            ),
             "{said}"
         );
         assert!(
             phases
                 .next_step()
                 .unwrap()
-                .starts_with("your change broke tests")
+                .starts_with("your last change broke tests that passed before, so plumb undid it")
+        );
+        assert!(
+            phases.refusal(&test_edit()).is_some(),
+            "the undone fix does not open the test phase"
+        );
+        assert!(!phases.undoes(&existing, verdict(TestVerdict::Passes, None)));
+        assert_eq!(
+            phases.shown_after(&existing, verdict(TestVerdict::Passes, None)),
+            None,
+            "no example was found and the ticket has no sentence to quote"
         );
         phases.record(&existing, verdict(TestVerdict::Passes, None));
         let step = phases.next_step().unwrap();
+        let mut with_example = Phases::new(true);
+        with_example.suggest_test_file(
+            Some("tests/test_x.py".into()),
+            Some("12| def test_a():\n".into()),
+        );
+        with_example.quote_ticket(Some("It should be Rs 162.".into()));
+        assert_eq!(
+            with_example
+                .shown_after(&existing, verdict(TestVerdict::Passes, None))
+                .as_deref(),
+            Some(
+                "\n\nThe ticket says: \"It should be Rs 162.\"\n\nThe existing test closest to the ticket, to start from: 12| def test_a():\n"
+            )
+        );
+        assert_eq!(with_example.shown_after(&existing, broken), None);
+        with_example.record(&existing, verdict(TestVerdict::Passes, None));
+        assert!(
+            with_example
+                .next_step()
+                .unwrap()
+                .contains("Start from the existing test shown after your fix")
+        );
+        let both = PhaseCheck::BothWays("tests/test_x.py".into());
+        for (now, original, quoted) in [
+            (TestVerdict::Passes, TestVerdict::Passes, true),
+            (TestVerdict::Fails, TestVerdict::Fails, true),
+            (TestVerdict::Passes, TestVerdict::Fails, false),
+            (
+                TestVerdict::FailsInTheTest,
+                TestVerdict::FailsInTheTest,
+                false,
+            ),
+        ] {
+            assert_eq!(
+                with_example
+                    .shown_after(&both, verdict(now, Some(original)))
+                    .is_some(),
+                quoted,
+                "{now:?} with the fix, {original:?} without"
+            );
+        }
+        let mut second_edit = phases.clone();
+        assert_eq!(
+            second_edit.record(&existing, broken),
+            "Tests that passed before fail with this change (see above), so plumb undid it: the code is as it was before this edit. Fix the code again, changing only the lines the ticket is about."
+        );
+        assert_eq!(
+            second_edit.next_step().as_deref(),
+            Some(step.as_str()),
+            "undoing a second edit leaves the first fix, whose tests passed"
+        );
         assert!(
             step.contains("at the end of tests/test_x.py, with edit_file (old_text empty"),
             "{step}"
@@ -604,6 +808,37 @@ mod tests {
             verdict(TestVerdict::Fails, Some(TestVerdict::Fails)),
         );
         let again = PhaseCheck::Again(TEST.into());
+        let breaks_the_test = verdict(TestVerdict::Broken, None);
+        assert!(phases.undoes(&again, breaks_the_test));
+        assert!(
+            phases
+                .record(&again, breaks_the_test)
+                .ends_with("so plumb undid it.")
+        );
+        let broke_old = CheckVerdict {
+            broke_old: true,
+            ..verdict(TestVerdict::Fails, None)
+        };
+        assert!(phases.undoes(&again, broke_old));
+        assert!(phases.clone().record(&again, broke_old).starts_with(
+            "This change broke tests that passed before (see above), so plumb undid it"
+        ));
+        let mut broken_test = phases.clone();
+        broken_test.record(
+            &PhaseCheck::BothWays(TEST.into()),
+            verdict(
+                TestVerdict::FailsInTheTest,
+                Some(TestVerdict::FailsInTheTest),
+            ),
+        );
+        assert!(
+            !broken_test.undoes(&again, breaks_the_test),
+            "a code edit is not blamed for a test that did not run before it either"
+        );
+        assert!(
+            phases.next_step().unwrap().contains("fails with your fix"),
+            "the test's last runs stand: the edit was undone"
+        );
         assert!(phases.wanted(&again, verdict(TestVerdict::Passes, None)));
         assert!(!phases.wanted(&again, verdict(TestVerdict::Fails, None)));
         assert!(
@@ -657,6 +892,65 @@ mod tests {
             verdict(TestVerdict::Passes, Some(TestVerdict::Fails)),
         );
         assert_eq!(phases.trial(&source_edit()), None, "nothing left to want");
+    }
+
+    #[test]
+    fn a_fix_that_did_not_touch_the_asserted_figure_is_named() {
+        let with_fix = "    def test_gst_after_discount():\n>       assert totals.tax == Decimal(\"162.00\")\nE       AssertionError: assert Decimal('180.00') == Decimal('162.00')\nE        +  where Decimal('180.00') = InvoiceTotals(lines=(1,)).tax\n";
+        let original = with_fix.replace("(1,)", "(2,)");
+        assert!(
+            same_assertion(with_fix, &original),
+            "the where lines print whole objects and may differ"
+        );
+        let right_fix = with_fix.replace("180.00", "171.00");
+        assert!(!same_assertion(&right_fix, &original));
+        let raises = "E       Failed: DID NOT RAISE InvoiceError\n";
+        assert!(
+            !same_assertion(raises, raises),
+            "only a compared value says the fix missed a figure"
+        );
+        assert!(!same_assertion("", ""));
+
+        let mut phases = Phases::new(true);
+        phases.record(
+            &PhaseCheck::Existing(None),
+            verdict(TestVerdict::Passes, None),
+        );
+        let missed = CheckVerdict {
+            now: TestVerdict::Fails,
+            original: Some(TestVerdict::Fails),
+            same_failure: true,
+            broke_old: false,
+        };
+        assert!(
+            phases
+                .record(&PhaseCheck::BothWays(TEST.into()), missed)
+                .contains("your change did not touch the figure it checks")
+        );
+        assert!(
+            phases
+                .next_step()
+                .unwrap()
+                .contains("the fix is in the wrong place")
+        );
+        let again = PhaseCheck::Again(TEST.into());
+        let missed_again = CheckVerdict {
+            original: None,
+            ..missed
+        };
+        assert!(
+            phases
+                .record(&again, missed_again)
+                .contains("did not touch the figure it checks either")
+        );
+        phases.record(&again, verdict(TestVerdict::Fails, None));
+        assert!(
+            phases
+                .next_step()
+                .unwrap()
+                .contains("Compare the figure it expects"),
+            "a change that moved the figure is judged as before"
+        );
     }
 
     #[test]

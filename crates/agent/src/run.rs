@@ -17,6 +17,7 @@ use plumb_verify::tamper::TamperKind;
 use plumb_verify::{TestCommand, TestOutcome, TestResults};
 use plumb_workspace::{CommitId, Workspace};
 
+use crate::figures;
 use crate::journal::Journal;
 use crate::phases::{self, CheckVerdict, PhaseCheck, Phases, TestVerdict};
 use crate::stuck::{Answered, StuckDetector};
@@ -34,6 +35,12 @@ const CODE_UP_FRONT_LINES: usize = 80;
 
 /// At most this many lines of the source file's test are shown with it (through its first test).
 const TEST_UP_FRONT_LINES: usize = 40;
+
+/// At most this many lines of the existing test closest to the ticket, shown after the fix.
+const CLOSEST_TEST_LINES: usize = 30;
+
+/// At most this many characters of the ticket's example, repeated next to a request for a test.
+const TICKET_EXAMPLE_CHARS: usize = 400;
 
 /// The code-up-front helper's text: the likely source file, then the start of its test file as a
 /// pattern for the new test; and that test file's path.
@@ -341,7 +348,18 @@ impl Run {
             .then(|| code_up_front(root, &self.spec.ticket))
             .flatten()
             .unzip();
-        self.phases.suggest_test_file(test_file.flatten());
+        let test_file = test_file.flatten();
+        // The test closest to the ticket is shown when the model is to write its own, not up
+        // front: shown a test in the first message, the model edited it instead of the code.
+        let example = test_file.as_deref().and_then(|file| {
+            plumb_context::relevant::closest_test(root, file, &self.spec.ticket, CLOSEST_TEST_LINES)
+        });
+        self.phases.suggest_test_file(test_file, example);
+        self.phases
+            .quote_ticket(plumb_context::relevant::ticket_example(
+                &self.spec.ticket,
+                TICKET_EXAMPLE_CHARS,
+            ));
         let first = prompt::first_message(&FirstMessage {
             ticket: &self.spec.ticket,
             notes: notes.as_ref().map(|(name, text)| (*name, text.as_str())),
@@ -602,7 +620,7 @@ impl Run {
         } else if runs_commands {
             self.changes += 1;
         }
-        let (ok, mut output, summary, changed) = match result {
+        let (mut ok, mut output, summary, changed) = match result {
             Ok(out) => {
                 self.timings.commands_ms += out.command_time.as_millis() as u64;
                 if out.changed {
@@ -620,10 +638,45 @@ impl Run {
         };
         if ok && let Some(check) = self.phases.check_after(call) {
             match self.run_phase_check(&check).await {
-                Ok((verdict, report)) => {
+                Ok((mut verdict, mut report)) => {
+                    let mut check = check;
+                    if let Some(test_file) = self.phases.figure_search(&check, verdict) {
+                        match self.search_figures(&test_file).await {
+                            Ok(figures::FigureSearch::Found(found)) => {
+                                report.push_str(&figures::note(&found, &test_file));
+                                // The kept version is the model's test now, judged both ways.
+                                check = PhaseCheck::BothWays(test_file);
+                                verdict = CheckVerdict {
+                                    now: TestVerdict::Passes,
+                                    original: Some(TestVerdict::Fails),
+                                    same_failure: false,
+                                    broke_old: false,
+                                };
+                            }
+                            Ok(figures::FigureSearch::NoneShowed(tries)) => {
+                                report.push_str(&figures::none_showed(tries));
+                            }
+                            Ok(figures::FigureSearch::NotTried) => {}
+                            Err(ending) => return Some(ending),
+                        }
+                    }
+                    let shown = self.phases.shown_after(&check, verdict);
+                    let undo = self.phases.undoes(&check, verdict);
                     let sentence = self.phases.record(&check, verdict);
                     output.push_str(&report);
                     output.push_str(sentence);
+                    output.push_str(&shown.unwrap_or_default());
+                    if undo {
+                        // The checkpoint before this call is the code as it was before the edit.
+                        if let Err(err) = self.workspace.rollback(&self.last_checkpoint) {
+                            return Some(Ending::infra(format!(
+                                "could not undo an edit that broke the tests: {err}"
+                            )));
+                        }
+                        // Undone, it counts as a failed action: the same breaking edit sent
+                        // again and again ends the run as stuck.
+                        ok = false;
+                    }
                     if let Some(explained) = report_explanation(&check, verdict, &report) {
                         output.push(' ');
                         output.push_str(&explained);
@@ -731,17 +784,49 @@ impl Run {
             report.push('\n');
         }
         let mut original = None;
-        if check.runs_on_the_original()
+        let mut same_failure = false;
+        // A failing test runs on the original code too after a later code edit: only to tell
+        // whether the edit touched the figure that fails.
+        let compare = now == TestVerdict::Fails && matches!(check, PhaseCheck::Again(_));
+        if (check.runs_on_the_original() || compare)
             && let Some(test) = check.test()
         {
             let before = self.run_on_original_source(test).await?;
-            report.push_str(&format!(
-                "and on the original code: {}\n",
-                before.headline()
-            ));
-            original = Some(run_verdict(&before));
+            let before_verdict = run_verdict(&before);
+            same_failure = now == TestVerdict::Fails
+                && before_verdict == TestVerdict::Fails
+                && phases::same_assertion(&run.excerpt, &before.excerpt);
+            if check.runs_on_the_original() {
+                report.push_str(&format!(
+                    "and on the original code: {}\n",
+                    before.headline()
+                ));
+                original = Some(before_verdict);
+            }
         }
-        Ok((CheckVerdict { now, original }, report))
+        // After a code edit once the model has a test, the project's tests must still pass too:
+        // the model's test alone does not show an edit that breaks them.
+        let mut broke_old = false;
+        if matches!(check, PhaseCheck::Again(_)) {
+            let suite = self.run_tests_in(&root, &[]).await?;
+            if self.broke_passing_tests(&suite) {
+                broke_old = true;
+                report.push_str(&format!(
+                    "and the project's tests: {}\n{}\n",
+                    suite.headline(),
+                    suite.excerpt.trim_end()
+                ));
+            }
+        }
+        Ok((
+            CheckVerdict {
+                now,
+                original,
+                same_failure,
+                broke_old,
+            },
+            report,
+        ))
     }
 
     /// The project's tests after a fix: `Passes` when every test that passed at baseline and ran
@@ -766,6 +851,22 @@ impl Run {
             }
             _ => run_verdict(run),
         }
+    }
+
+    /// True when a test that passed at baseline ran in `run` and did not pass. Unlike
+    /// [`Run::regressions_verdict`], new collection errors do not count: once the model has a
+    /// test, they are as likely its test's.
+    fn broke_passing_tests(&self, run: &TestRun) -> bool {
+        let (Some(before), Some(after)) = (&self.baseline_results, &run.results) else {
+            return false;
+        };
+        before.tests.iter().any(|(id, outcome)| {
+            *outcome == TestOutcome::Passed
+                && after
+                    .tests
+                    .get(id)
+                    .is_some_and(|now| *now != TestOutcome::Passed)
+        })
     }
 
     fn count_failure(&mut self, tool: &str, args: &serde_json::Value) -> Option<Ending> {

@@ -117,8 +117,9 @@ pub struct Helpers {
     pub code_up_front: Option<bool>,
     /// When `old_text` does not match, the file's current text is shown with the error.
     pub show_file_on_failed_edit: Option<bool>,
-    /// Guided phases: a failing test first (source edits refused, each test file written is run
-    /// at once), then the fix; the next step is named in every request.
+    /// Guided phases: the fix first (test edits refused; the project's tests run after each code
+    /// edit, which is undone when it breaks them), then a test run with the fix and on the
+    /// original code (with the figure search); the next step is named in every request.
     pub phases: Option<bool>,
     /// Replies tried per writing round (guided phases only): plumb samples more replies to the
     /// same request, tries each one's write on the workspace and keeps the one that does what

@@ -96,10 +96,7 @@ pub fn test_for(root: &Path, source: &str, max_lines: usize) -> Option<RelevantC
     let rel = found.into_iter().next()?;
     let text = std::fs::read_to_string(root.join(&rel)).ok()?;
     let lines: Vec<&str> = text.lines().collect();
-    // A test starts at an opening line (or its first decorator) not right after another one.
-    let starts: Vec<usize> = (0..lines.len())
-        .filter(|&i| starts_a_test(lines[i]) && (i == 0 || !starts_a_test(lines[i - 1])))
-        .collect();
+    let starts = test_starts(&lines);
     let second_test = starts.get(1).copied().unwrap_or(lines.len());
     let mut end = lines.len().min(max_lines.max(1)).min(second_test);
     while end > 1 && lines[end - 1].trim().is_empty() {
@@ -114,6 +111,137 @@ pub fn test_for(root: &Path, source: &str, max_lines: usize) -> Option<RelevantC
         path: rel,
         text: out,
     })
+}
+
+/// The existing test in `test_file` (relative to `root`) closest to the ticket, numbered: the one
+/// using most of the ticket's own figures, then most of its words (the earlier test on a tie), at
+/// most `max_lines`. `None` when the file has no test. Shown when the model is to write its test:
+/// a 1.5B model imitates what it is shown, and shown the file's first test it copied an example
+/// without the ticket's discount, or took `10.00` from another test for the ticket's Rs 100.
+pub fn closest_test(
+    root: &Path,
+    test_file: &str,
+    ticket: &str,
+    max_lines: usize,
+) -> Option<String> {
+    let text = std::fs::read_to_string(root.join(test_file)).ok()?;
+    let lines: Vec<&str> = text.lines().collect();
+    let starts = test_starts(&lines);
+    let numbers = figures(ticket);
+    let words = ticket_words(ticket);
+    let (start, end) = starts
+        .iter()
+        .enumerate()
+        .map(|(i, &start)| {
+            let mut end = starts.get(i + 1).copied().unwrap_or(lines.len());
+            while end > start + 1 && lines[end - 1].trim().is_empty() {
+                end -= 1;
+            }
+            (start, end)
+        })
+        .enumerate()
+        .max_by_key(|(index, (start, end))| {
+            let block = lines[*start..*end].join("\n");
+            let lower = block.to_lowercase();
+            let shared_figures = figures(&block).intersection(&numbers).count();
+            let shared_words = words.iter().filter(|w| lower.contains(w.as_str())).count();
+            (shared_figures, shared_words, std::cmp::Reverse(*index))
+        })
+        .map(|(_, block)| block)?;
+    // Up to its first assert: the setup is the pattern, the assert is the model's to write (shown
+    // the whole test, a 1.5B model copied its asserts, which pass with or without the fix).
+    let first_assert = (start + 1..end).find(|&i| {
+        let line = lines[i].trim_start();
+        ["assert", "with pytest.raises", "self.assert"]
+            .iter()
+            .any(|opening| line.starts_with(opening))
+    });
+    let (end, cut) = match first_assert {
+        Some(at) if at > start + 1 => (at, true),
+        _ => (end, false),
+    };
+    let end = end.min(start + max_lines.max(1));
+    let what = if cut { ", up to its first assert" } else { "" };
+    let mut out = format!("{test_file}, lines {}–{end}{what}:\n", start + 1);
+    for line in &lines[start..end] {
+        out.push_str(line);
+        out.push('\n');
+    }
+    Some(out)
+}
+
+/// The ticket's own example and expectation: its sentences that give an example, say what should
+/// happen or what is expected (`example`, `should`, `expected`, `e.g.`), in order, at most
+/// `max_chars`. Repeated next to the request for a test: a 1.5B model that read the ticket four
+/// thousand tokens earlier asserted figures of its own (a total of Rs 1,180, then Rs 1,080) where
+/// the ticket says GST should be Rs 162. `None` when no sentence says so.
+pub fn ticket_example(ticket: &str, max_chars: usize) -> Option<String> {
+    const MARKERS: [&str; 4] = ["example", "should", "expected", "e.g."];
+    let prose: Vec<&str> = ticket
+        .lines()
+        .map(str::trim)
+        .filter(|line| !line.starts_with('#'))
+        .collect();
+    let prose = prose.join(" ");
+    let mut sentences = Vec::new();
+    let mut start = 0;
+    let bytes = prose.as_bytes();
+    for (index, c) in prose.char_indices() {
+        let ends = matches!(c, '.' | '!' | '?')
+            && bytes
+                .get(index + 1)
+                .is_none_or(|next| next.is_ascii_whitespace());
+        if ends {
+            sentences.push(prose.get(start..=index).unwrap_or_default().trim());
+            start = index + 1;
+        }
+    }
+    sentences.push(prose.get(start..).unwrap_or_default().trim());
+    let mut out = String::new();
+    for sentence in sentences.into_iter().filter(|s| !s.is_empty()) {
+        let lower = sentence.to_lowercase();
+        if !MARKERS.iter().any(|marker| lower.contains(marker)) {
+            continue;
+        }
+        if out.len() + sentence.len() + 1 > max_chars {
+            break;
+        }
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        out.push_str(sentence);
+    }
+    (!out.is_empty()).then_some(out)
+}
+
+/// The lines where tests start: an opening line (or its first decorator) not right after another.
+fn test_starts(lines: &[&str]) -> Vec<usize> {
+    (0..lines.len())
+        .filter(|&i| starts_a_test(lines[i]) && (i == 0 || !starts_a_test(lines[i - 1])))
+        .collect()
+}
+
+/// The figures written in `text`, as numbers compare: `Rs 1,000` and `"1000.00"` are both
+/// `1000`, `0.180` is `0.18`.
+pub fn figures(text: &str) -> BTreeSet<String> {
+    text.split(|c: char| !(c.is_ascii_digit() || c == ',' || c == '.'))
+        .filter_map(|token| {
+            let token = token.trim_matches(|c| c == ',' || c == '.');
+            if !token.starts_with(|c: char| c.is_ascii_digit()) {
+                return None;
+            }
+            let plain: String = token.chars().filter(|c| *c != ',').collect();
+            let plain = if plain.contains('.') {
+                plain
+                    .trim_end_matches('0')
+                    .trim_end_matches('.')
+                    .to_string()
+            } else {
+                plain
+            };
+            (!plain.is_empty()).then_some(plain)
+        })
+        .collect()
 }
 
 /// True for the line that opens a test (or its decorator) in the languages plumb runs.
@@ -291,6 +419,67 @@ mod tests {
             capped.text
         );
         assert_eq!(test_for(dir.path(), "billing/refunds.py", 5), None);
+    }
+
+    #[test]
+    fn the_closest_test_uses_most_of_the_tickets_figures() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("tests")).unwrap();
+        std::fs::write(
+            dir.path().join("tests/test_totals.py"),
+            "from billing import totals\n\n\ndef item(price, discount=\"0\"):\n    return (price, discount)\n\n\ndef test_gst_on_full_price():\n    assert totals(item(\"1000.00\")).tax == 180\n\n\ndef test_discount_is_taken_off():\n    line = item(\"1000.00\", discount=\"100.00\")\n    assert totals(line).taxable == 900\n\n\ndef test_rounding():\n    assert totals(item(\"0.10\")).tax == 0\n",
+        )
+        .unwrap();
+        let ticket = "GST charged on the full price with a discount: an item of Rs 1,000 with a Rs 100 discount should have Rs 162 of GST (18 percent of Rs 900), not Rs 180.";
+        assert_eq!(
+            closest_test(dir.path(), "tests/test_totals.py", ticket, 40).as_deref(),
+            Some(
+                "tests/test_totals.py, lines 12–13, up to its first assert:\ndef test_discount_is_taken_off():\n    line = item(\"1000.00\", discount=\"100.00\")\n"
+            ),
+            "three of the ticket's figures (1000, 100, 900) beat two (1000, 180) and more of its words; the asserts are the model's to write"
+        );
+        assert_eq!(
+            closest_test(dir.path(), "tests/test_totals.py", "nothing shared", 40).as_deref(),
+            Some(
+                "tests/test_totals.py, lines 8–9:\ndef test_gst_on_full_price():\n    assert totals(item(\"1000.00\")).tax == 180\n"
+            ),
+            "a tie goes to the first test, shown whole when it has no setup before its assert"
+        );
+        assert_eq!(
+            closest_test(dir.path(), "tests/test_totals.py", "nothing shared", 1).as_deref(),
+            Some("tests/test_totals.py, lines 8–8:\ndef test_gst_on_full_price():\n"),
+            "cut at max_lines"
+        );
+        assert_eq!(
+            closest_test(dir.path(), "tests/missing.py", ticket, 40),
+            None
+        );
+    }
+
+    #[test]
+    fn the_tickets_example_is_its_sentences_that_say_what_should_happen() {
+        let ticket = "# BILL-412: GST charged on the full price\n\nWhen a customer uses a code, the invoice charges GST\non the full price instead of the discounted price.\n\nExample: an item costs Rs 1,000 with a Rs 100 discount. 18 percent GST should\nbe Rs 162 (18 percent of Rs 900), but the invoice shows Rs 180.\nIt was reported twice.\n\nExpected: GST is worked out on the price after the discount.\n";
+        assert_eq!(
+            ticket_example(ticket, 1_000).as_deref(),
+            Some(
+                "Example: an item costs Rs 1,000 with a Rs 100 discount. 18 percent GST should be Rs 162 (18 percent of Rs 900), but the invoice shows Rs 180. Expected: GST is worked out on the price after the discount."
+            )
+        );
+        assert_eq!(
+            ticket_example(ticket, 120).as_deref(),
+            Some("Example: an item costs Rs 1,000 with a Rs 100 discount."),
+            "whole sentences only, up to the limit"
+        );
+        assert_eq!(ticket_example("Crash on start-up.", 100), None);
+    }
+
+    #[test]
+    fn figures_compare_as_numbers() {
+        let found = figures("Rs 1,000 and \"1000.00\", 0.180, 18 percent; BILL-412.");
+        assert_eq!(
+            found.into_iter().collect::<Vec<_>>(),
+            ["0.18", "1000", "18", "412"]
+        );
     }
 
     #[test]

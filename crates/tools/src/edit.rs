@@ -107,7 +107,7 @@ impl EditFile {
     async fn edit(
         &self,
         ctx: &ToolContext<'_>,
-        a: EditArgs,
+        mut a: EditArgs,
         path: std::path::PathBuf,
         rel: String,
     ) -> Result<ToolOutput, ToolError> {
@@ -125,10 +125,28 @@ impl EditFile {
                 ));
             }
             // Appending: the one edit a model can make without copying any of the file.
-            if let Some(name) = redefined_name(&before, &a.new_text) {
+            if let Some(note) = loose_test_lines(&rel, &a.new_text) {
+                return Err(ToolError::respond(note));
+            }
+            let dropped = drop_helper_parameters(&rel, &a.new_text, &before);
+            if let Some((text, _)) = &dropped {
+                a.new_text = text.clone();
+            }
+            let mut renamed_tests: Vec<(String, String)> = Vec::new();
+            while let Some(name) = redefined_name(&before, &a.new_text) {
                 let baseline = ctx.workspace.baseline_text(&rel).ok().flatten();
                 let added_this_run =
                     baseline.is_some_and(|text| redefined_name(&text, &a.new_text).is_none());
+                // A new test under an existing test's name (a small model copies the test it was
+                // shown, name and all): the intent is a second test, so it gets a name of its own.
+                if !added_this_run
+                    && name.starts_with("test")
+                    && let Some((text, fresh)) = rename_definition(&a.new_text, &name, &before)
+                {
+                    renamed_tests.push((name, fresh));
+                    a.new_text = text;
+                    continue;
+                }
                 return Err(ToolError::respond(if added_this_run {
                     format!(
                         "you already added `{name}` to {rel} in this run, so it is there now. To change it, use edit_file with old_text copied from it (read_file shows the end of the file). Nothing was changed."
@@ -146,6 +164,15 @@ impl EditFile {
             let offset = body.len() + separator.len();
             return finish_edit(&path, &rel, &before, after, offset, added).map(|mut out| {
                 out.text = out.text.replacen("Edited", "Appended to", 1);
+                if let Some((_, note)) = &dropped {
+                    out.text = format!("{note}{}", out.text);
+                }
+                for (name, fresh) in renamed_tests.iter().rev() {
+                    out.text = format!(
+                        "{rel} already has a test called `{name}` (a second definition would replace it), so the new one was renamed `{fresh}`. {}",
+                        out.text
+                    );
+                }
                 out.summary = format!("appended to {rel}");
                 out
             });
@@ -205,27 +232,156 @@ fn with_note(mut out: ToolOutput, note: Option<String>) -> ToolOutput {
     out
 }
 
-/// A top-level function `added` defines that `text` already defines (`def`, `fn`, `func`).
-fn redefined_name(text: &str, added: &str) -> Option<String> {
-    let defined = |source: &str| -> Vec<String> {
-        source
-            .lines()
-            .filter_map(|line| {
-                let rest = ["def ", "async def ", "fn ", "pub fn ", "func "]
+/// A note refusing to append `added` to a Python test file when it starts with a statement
+/// outside any function (`assert totals.total == …`): at the end of the file it would run once,
+/// at import, and never as a test. A small model sends such lines meaning to change its test.
+fn loose_test_lines(rel: &str, added: &str) -> Option<String> {
+    if !rel.ends_with(".py") || !plumb_verify::tamper::is_test_file(rel) {
+        return None;
+    }
+    let first = added.lines().find(|line| !line.trim().is_empty())?;
+    const TOP_LEVEL: [&str; 7] = ["def ", "async def ", "class ", "@", "import ", "from ", "#"];
+    if TOP_LEVEL.iter().any(|start| first.starts_with(start))
+        || first.contains(" = ") && !first.starts_with(char::is_whitespace)
+    {
+        return None;
+    }
+    Some(format!(
+        "an empty old_text adds new_text at the end of {rel}, outside every function, where `{}` would not be part of any test. To change a test, copy its lines from read_file into old_text and put the changed lines in new_text; to add a test, new_text must be a whole function (`def test_...():` and its body). Nothing was changed.",
+        first.trim()
+    ))
+}
+
+/// In a Python test file, `added` with the parameters of its test functions that name one of the
+/// file's helper functions (a top-level `def` that is not a fixture) taken out, and a note saying
+/// so. pytest fills a test's parameters from fixtures, so `def test_x(item):` fails with "fixture
+/// 'item' not found" and hides the helper `item(...)` the body means to call. `None` when there is
+/// none.
+fn drop_helper_parameters(rel: &str, added: &str, file: &str) -> Option<(String, String)> {
+    if !rel.ends_with(".py") || !plumb_verify::tamper::is_test_file(rel) {
+        return None;
+    }
+    let helpers = |source: &str| -> Vec<String> {
+        let lines: Vec<&str> = source.lines().collect();
+        lines
+            .iter()
+            .enumerate()
+            .filter(|(index, _)| {
+                !lines[..*index]
                     .iter()
-                    .find_map(|keyword| line.strip_prefix(keyword))?;
-                let name: String = rest
-                    .chars()
-                    .take_while(|c| c.is_alphanumeric() || *c == '_')
-                    .collect();
-                (!name.is_empty()).then_some(name)
+                    .rev()
+                    .take_while(|l| l.starts_with('@'))
+                    .any(|l| l.contains("fixture"))
+            })
+            .filter_map(|(_, line)| {
+                let rest = line.strip_prefix("def ")?;
+                let name = rest.split('(').next()?.trim();
+                (!name.starts_with("test")).then(|| name.to_string())
             })
             .collect()
     };
-    let existing = defined(text);
-    defined(added)
+    let helpers: Vec<String> = helpers(file).into_iter().chain(helpers(added)).collect();
+    let mut dropped = Vec::new();
+    let lines: Vec<String> = added
+        .split('\n')
+        .map(|line| {
+            let Some((head, rest)) = line
+                .strip_prefix("def test")
+                .and_then(|_| line.split_once('('))
+            else {
+                return line.to_string();
+            };
+            let Some((params, tail)) = rest.split_once(')') else {
+                return line.to_string();
+            };
+            let kept: Vec<&str> = params
+                .split(',')
+                .map(str::trim)
+                .filter(|param| !param.is_empty())
+                .filter(|param| {
+                    let name = param.split([':', '=']).next().unwrap_or_default().trim();
+                    let helper = helpers.iter().any(|h| h == name);
+                    if helper {
+                        dropped.push(name.to_string());
+                    }
+                    !helper
+                })
+                .collect();
+            format!("{head}({}){tail}", kept.join(", "))
+        })
+        .collect();
+    if dropped.is_empty() {
+        return None;
+    }
+    let names: Vec<String> = dropped.iter().map(|name| format!("`{name}`")).collect();
+    Some((
+        lines.join("\n"),
+        format!(
+            "Took {} out of the test's parameters: pytest fills a test's parameters from fixtures, and {} the file's helper function, called directly in the body. ",
+            names.join(", "),
+            if dropped.len() == 1 {
+                "that name is"
+            } else {
+                "those names are"
+            }
+        ),
+    ))
+}
+
+/// The top-level functions `source` defines (`def`, `fn`, `func`), in order.
+fn defined_names(source: &str) -> Vec<String> {
+    source
+        .lines()
+        .filter_map(|line| {
+            let rest = DEFINITION_KEYWORDS
+                .iter()
+                .find_map(|keyword| line.strip_prefix(keyword))?;
+            let name: String = rest
+                .chars()
+                .take_while(|c| c.is_alphanumeric() || *c == '_')
+                .collect();
+            (!name.is_empty()).then_some(name)
+        })
+        .collect()
+}
+
+const DEFINITION_KEYWORDS: [&str; 5] = ["def ", "async def ", "fn ", "pub fn ", "func "];
+
+/// A top-level function `added` defines that `text` already defines.
+fn redefined_name(text: &str, added: &str) -> Option<String> {
+    let existing = defined_names(text);
+    defined_names(added)
         .into_iter()
         .find(|name| existing.contains(name))
+}
+
+/// `added` with its top-level definition of `name` renamed `name_2` (or the first free
+/// `name_N` in `file` and `added`), and that new name; `None` when no definition line names it.
+fn rename_definition(added: &str, name: &str, file: &str) -> Option<(String, String)> {
+    let taken: Vec<String> = defined_names(file)
+        .into_iter()
+        .chain(defined_names(added))
+        .collect();
+    let fresh = (2..)
+        .map(|n| format!("{name}_{n}"))
+        .find(|candidate| !taken.contains(candidate))?;
+    let mut done = false;
+    let lines: Vec<String> = added
+        .split('\n')
+        .map(|line| {
+            if done {
+                return line.to_string();
+            }
+            let renamed = DEFINITION_KEYWORDS.iter().find_map(|keyword| {
+                let after = line.strip_prefix(keyword)?.strip_prefix(name)?;
+                let whole_name = !after.starts_with(|c: char| c.is_alphanumeric() || c == '_');
+                whole_name.then(|| format!("{keyword}{fresh}{after}"))
+            });
+            done = renamed.is_some();
+            renamed.unwrap_or_else(|| line.to_string())
+        })
+        .collect();
+    done.then(|| (lines.join("\n"), fresh))
 }
 
 /// Checks the edited text parses, writes it, and shows the lines around the change.
@@ -445,6 +601,66 @@ mod tests {
                 Some("setup.py"),
                 None
             ]
+        );
+    }
+
+    #[test]
+    fn loose_statements_are_not_appended_to_a_python_test() {
+        let test = "tests/test_totals.py";
+        assert!(
+            loose_test_lines(test, "assert totals.total == Decimal('1080.00')")
+                .unwrap()
+                .contains("where `assert totals.total == Decimal('1080.00')` would not be part of any test")
+        );
+        assert!(loose_test_lines(test, "    totals = compute(x)\n").is_some());
+        for fine in [
+            "\ndef test_a():\n    assert 1\n",
+            "@pytest.mark.slow\ndef test_a():\n    pass\n",
+            "from billing import tax\n",
+            "TODAY = date(2024, 1, 1)\n",
+        ] {
+            assert_eq!(loose_test_lines(test, fine), None, "{fine}");
+        }
+        assert_eq!(loose_test_lines("billing/tax.py", "assert x"), None);
+        assert_eq!(loose_test_lines("tests/test_a.rs", "assert!(x);"), None);
+    }
+
+    #[test]
+    fn a_test_parameter_named_like_a_helper_is_taken_out() {
+        let file = "import pytest\n\n\ndef item(price):\n    return price\n\n\n@pytest.fixture\ndef totals():\n    return 1\n";
+        let added = "def test_a(item: LineItem, totals) -> None:\n    assert item('1') == '1'\n";
+        let (text, note) = drop_helper_parameters("tests/test_a.py", added, file).unwrap();
+        assert_eq!(
+            text, "def test_a(totals) -> None:\n    assert item('1') == '1'\n",
+            "a fixture stays"
+        );
+        assert!(
+            note.starts_with("Took `item` out of the test's parameters"),
+            "{note}"
+        );
+        assert_eq!(
+            drop_helper_parameters("tests/test_a.py", "def test_b(totals):\n    pass\n", file),
+            None
+        );
+        assert_eq!(drop_helper_parameters("billing/a.py", added, file), None);
+    }
+
+    #[test]
+    fn a_copied_test_name_gets_the_first_free_number() {
+        let file = "def test_a():\n    pass\n\n\ndef test_a_2():\n    pass\n";
+        let added = "@pytest.mark.slow\ndef test_a():\n    assert test_abc() == 1\n";
+        assert_eq!(redefined_name(file, added).as_deref(), Some("test_a"));
+        assert_eq!(
+            rename_definition(added, "test_a", file),
+            Some((
+                "@pytest.mark.slow\ndef test_a_3():\n    assert test_abc() == 1\n".to_string(),
+                "test_a_3".to_string()
+            ))
+        );
+        assert_eq!(
+            rename_definition("def test_ab():\n    pass\n", "test_a", file),
+            None,
+            "a longer name that starts the same is another function"
         );
     }
 }

@@ -273,14 +273,15 @@ fn guided_phases_want_the_fix_then_a_test_that_passes_with_it_and_fails_without_
     );
     assert!(
         fixed.contains("plumb ran the existing tests: `")
-            && fixed.ends_with("The existing tests still pass. Now add a test that shows the bug: it must pass with your fix and fail on the original code."),
+            && fixed.contains("The existing tests still pass. Now add a test that shows the bug: it must pass with your fix and fail on the original code.\n\nThe ticket says: \"Example: an item costs Rs 1,000")
+            && fixed.ends_with("Expected: GST is worked out on the price after the discount.\""),
         "the suite runs after the fix: {fixed}"
     );
     let plain = tool_message(&events, 5).unwrap();
     assert!(
         plain.contains("plumb ran it with your fix: `")
             && plain.contains("and on the original code: `")
-            && plain.ends_with("The test passes on the original code too, so it does not show the bug: make it build the ticket's example and assert only the figure the ticket gives (one assert: a figure you work out yourself may be wrong)."),
+            && plain.contains("The test passes on the original code too, so it does not show the bug: make it build the ticket's example and assert only the figure the ticket gives (one assert: a figure you work out yourself may be wrong).\n\nThe ticket says: \"Example:"),
         "{plain}"
     );
     let failing = tool_message(&events, 6).unwrap();
@@ -401,15 +402,7 @@ fn a_test_appended_with_an_empty_old_text_uses_the_files_helpers() {
             json!({
                 "path": "tests/test_invoice_totals.py",
                 "old_text": "",
-                "new_text": "def test_gst_on_full_price_without_discount():\n    assert False\n",
-            }),
-        )
-        .tool(
-            "edit_file",
-            json!({
-                "path": "tests/test_invoice_totals.py",
-                "old_text": "",
-                "new_text": "def test_gst_after_discount():\n    totals = compute_invoice_totals(invoice(item(\"1000.00\", discount=\"100.00\")))\n    assert totals.tax == Decimal(\"162.00\")\n",
+                "new_text": "def test_gst_on_full_price_without_discount():\n    totals = compute_invoice_totals(invoice(item(\"1000.00\", discount=\"100.00\")))\n    assert totals.tax == Decimal(\"162.00\")\n",
             }),
         )
         .tool("done", done)
@@ -431,18 +424,13 @@ fn a_test_appended_with_an_empty_old_text_uses_the_files_helpers() {
         fixed.contains("plumb ran the existing tests: `python3 -m pytest -q -p no:cacheprovider tests/test_invoice_totals.py`"),
         "the tests of the file shown up front: {fixed}"
     );
-    let same_name = tool_message(&events, 3).unwrap();
+    let appended = tool_message(&events, 3).unwrap();
     assert!(
-        same_name.starts_with("Error: tests/test_invoice_totals.py already defines `test_gst_on_full_price_without_discount`"),
-        "{same_name}"
-    );
-    let appended = tool_message(&events, 4).unwrap();
-    assert!(
-        appended.starts_with("Appended to tests/test_invoice_totals.py."),
-        "{appended}"
+        appended.starts_with("tests/test_invoice_totals.py already has a test called `test_gst_on_full_price_without_discount` (a second definition would replace it), so the new one was renamed `test_gst_on_full_price_without_discount_2`. Appended to tests/test_invoice_totals.py."),
+        "a copied test name is renamed, not refused: {appended}"
     );
     assert!(
-        appended.contains("| def test_gst_after_discount():"),
+        appended.contains("| def test_gst_on_full_price_without_discount_2():"),
         "{appended}"
     );
     assert!(
@@ -450,8 +438,142 @@ fn a_test_appended_with_an_empty_old_text_uses_the_files_helpers() {
         "{appended}"
     );
     assert!(
-        report.patch.contains("+def test_gst_after_discount():"),
+        report
+            .patch
+            .contains("+def test_gst_on_full_price_without_discount_2():"),
         "{}",
+        report.patch
+    );
+}
+
+#[test]
+fn a_breaking_fix_is_undone_and_a_fix_that_misses_the_asserted_figure_is_named() {
+    let fixture = Fixture::billing();
+    let ArticleCalls { done, .. } = article_calls();
+    let script = fixture.script_path("missed.jsonl");
+    let source = "billing/invoice_totals.py";
+    Script::new()
+        .tool(
+            "edit_file",
+            json!({"path": source, "old_text": "tax = compute_gst(gross, rate)", "new_text": "tax = compute_gst(gross, rate) * 0"}),
+        )
+        .tool(
+            "edit_file",
+            json!({"path": source, "old_text": "if item.discount > item.gross():", "new_text": "if item.discount > item.gross() - item.discount:"}),
+        )
+        .tool(
+            "edit_file",
+            json!({
+                "path": "tests/test_invoice_totals.py",
+                "old_text": "",
+                "new_text": "def test_discount_reduces_taxable_value():\n    totals = compute_invoice_totals(invoice(item(\"1000.00\", discount=\"100.00\")))\n    assert totals.tax == Decimal(\"162.00\")\n",
+            }),
+        )
+        .tool(
+            "edit_file",
+            json!({"path": source, "old_text": "tax = compute_gst(gross, rate)", "new_text": "tax = compute_gst(gross - item.discount, rate)"}),
+        )
+        .tool("done", done)
+        .write(&script);
+    let output = fixture.fix_with_script(
+        &script,
+        &[
+            "-c",
+            "helpers.phases=true",
+            "-c",
+            "helpers.code_up_front=true",
+        ],
+    );
+    let report = report(&output);
+    let events = journal_events(&report);
+    assert_eq!(report.outcome, Outcome::Success, "{}", stderr(&output));
+
+    let broke = tool_message(&events, 2).unwrap();
+    assert!(
+        broke.ends_with("Tests that passed before fail with this change (see above), so plumb undid it: the code is as it was before this edit. Fix the code again, changing only the lines the ticket is about."),
+        "{broke}"
+    );
+    let undone = events.iter().any(|e| {
+        matches!(e, Event::ToolFinished { round: 1, ok: false, name, .. } if name == "edit_file")
+    });
+    assert!(undone, "an undone edit is a failed action");
+
+    let kept = tool_message(&events, 3).unwrap();
+    assert!(
+        kept.contains("The existing tests still pass. Now add a test that shows the bug: it must pass with your fix and fail on the original code.\n\nThe ticket says: \"Example: an item costs Rs 1,000 with a Rs 100 discount. 18 percent GST should be Rs 162 (18 percent of Rs 900), but the invoice shows Rs 180 (18 percent of Rs 1,000). Expected: GST is worked out on the price after the discount.\"\n\nThe existing test closest to the ticket, to start from: tests/test_invoice_totals.py, lines 75–76, up to its first assert:\ndef test_discount_reduces_taxable_value():\n    totals = compute_invoice_totals(invoice(item(\"1000.00\", discount=\"100.00\")))\n"),
+        "the ticket's example and the test with its Rs 1,000 and Rs 100 follow a fix that kept the tests: {kept}"
+    );
+
+    let missed = tool_message(&events, 4).unwrap();
+    assert!(
+        missed.starts_with("tests/test_invoice_totals.py already has a test called `test_discount_reduces_taxable_value`"),
+        "{missed}"
+    );
+    assert!(
+        missed.contains("The test fails with your fix exactly as it does on the original code (see above): your change did not touch the figure it checks. If the test builds the ticket's example and asserts the figure the ticket gives, the fix is in the wrong place: find the line that computes that figure and change it.\n\nThe ticket says: \"Example:"),
+        "the same assertion failed both ways: {missed}"
+    );
+
+    let fixed = tool_message(&events, 5).unwrap();
+    assert!(
+        fixed.ends_with("The test passes now, and it failed on the original code. Call done: plumb then runs the whole suite and its other checks."),
+        "{fixed}"
+    );
+    assert!(
+        !report.patch.contains("* 0")
+            && report
+                .patch
+                .contains("+    tax = compute_gst(gross - item.discount, rate)"),
+        "the undone edit is not in the patch: {}",
+        report.patch
+    );
+}
+
+#[test]
+fn a_test_asserting_the_bugs_figure_is_tried_with_the_tickets_figures() {
+    let fixture = Fixture::billing();
+    let ArticleCalls { fix, done, .. } = article_calls();
+    let script = fixture.script_path("figures.jsonl");
+    Script::new()
+        .tool("edit_file", fix)
+        .tool(
+            "edit_file",
+            json!({
+                "path": "tests/test_invoice_totals.py",
+                "old_text": "",
+                "new_text": "def test_gst_after_discount(item):\n    totals = compute_invoice_totals(invoice(item(\"1000.00\", discount=\"100.00\")))\n    assert totals.taxable_value == Decimal(\"900.00\")\n    assert totals.tax == Decimal(\"180.00\")\n",
+            }),
+        )
+        .tool("done", done)
+        .write(&script);
+    let output = fixture.fix_with_script(
+        &script,
+        &[
+            "-c",
+            "helpers.phases=true",
+            "-c",
+            "helpers.code_up_front=true",
+        ],
+    );
+    let report = report(&output);
+    let events = journal_events(&report);
+    assert_eq!(report.outcome, Outcome::Success, "{}", stderr(&output));
+    let searched = tool_message(&events, 3).unwrap();
+    assert!(
+        searched.starts_with("Took `item` out of the test's parameters: pytest fills a test's parameters from fixtures"),
+        "{searched}"
+    );
+    assert!(
+        searched.contains("plumb tried your test with each figure the ticket gives in place of the one an assert expects: with `assert totals.tax == Decimal(\"162.00\")` instead of `assert totals.tax == Decimal(\"180.00\")` it passes with your fix and fails on the original code"),
+        "{searched}"
+    );
+    assert!(
+        searched.ends_with("Good: the test passes with your fix and fails on the original code, so it shows the bug and the fix. Call done."),
+        "{searched}"
+    );
+    assert!(
+        report.patch.contains("+def test_gst_after_discount():\n+    totals = compute_invoice_totals(invoice(item(\"1000.00\", discount=\"100.00\")))\n+    assert totals.tax == Decimal(\"162.00\")\n"),
+        "the kept version, one assert of the ticket's figure: {}",
         report.patch
     );
 }

@@ -1,0 +1,348 @@
+//! Figure search, part of the guided phases: when the model's new test runs but does not show the
+//! fix (it passes on the original code too, or fails with the fix), plumb tries the test again with
+//! each figure the ticket writes in place of the figure one of its asserts expects, one assert at
+//! a time, and keeps the first version that passes with the fix and fails on the original code.
+//!
+//! Why: a 1.5B model builds the ticket's example correctly far more often than it picks the figure
+//! to assert. On BILL-412 it asserted the bug's own Rs 180 ("the invoice shows Rs 180"), or a total
+//! it worked out itself, where the ticket says GST should be Rs 162. Which of the ticket's figures
+//! is the expected one is a question the two test runs answer, not a reading of the prose: only a
+//! figure the fix produces passes with it, and only one the original code does not produce fails
+//! without it. The kept test asserts a figure written in the ticket, and is judged like any other.
+//!
+//! Only Python tests run by pytest, only a test function this run added, only single-line `assert
+//! … == …` lines; at most [`MAX_TRIES`] versions.
+
+use plumb_verify::Runner;
+
+use crate::phases::TestVerdict;
+use crate::run::{Ending, Run, run_verdict};
+
+/// At most this many versions of a test are tried (each is one test run with the fix; the few that
+/// pass run once more on the original code).
+const MAX_TRIES: usize = 40;
+
+/// What the search came to.
+pub(crate) enum FigureSearch {
+    /// Nothing to try: not pytest, no new test function, no `assert … == <number>`.
+    NotTried,
+    /// This many versions were tried and none showed the fix.
+    NoneShowed(usize),
+    Found(FigureFound),
+}
+
+/// A version of the model's test that showed the fix.
+pub(crate) struct FigureFound {
+    /// The assert as the model wrote it, and as plumb kept it.
+    pub written: String,
+    pub kept: String,
+    /// The test function as it now reads.
+    pub function: String,
+}
+
+/// One test function of a file: its name and its lines `start..end` (0-based, trailing blank
+/// lines left out).
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Function {
+    name: String,
+    start: usize,
+    end: usize,
+}
+
+/// One version to try: the function's new text, and the assert line before and after.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Version {
+    text: String,
+    written: String,
+    kept: String,
+}
+
+impl Run {
+    /// Tries the figure search on `test_file`; on success the workspace holds the version found.
+    /// The file is left as it was when nothing showed the fix.
+    pub(crate) async fn search_figures(&mut self, test_file: &str) -> Result<FigureSearch, Ending> {
+        if self.test_command.runner != Runner::Pytest || !test_file.ends_with(".py") {
+            return Ok(FigureSearch::NotTried);
+        }
+        let path = self.workspace.root().join(test_file);
+        let Ok(text) = std::fs::read_to_string(&path) else {
+            return Ok(FigureSearch::NotTried);
+        };
+        let baseline = self.workspace.baseline_text(test_file).ok().flatten();
+        let lines: Vec<&str> = text.lines().collect();
+        let Some(function) = new_tests(&lines, baseline.as_deref()).pop() else {
+            return Ok(FigureSearch::NotTried);
+        };
+        let figures: Vec<String> = plumb_context::relevant::figures(&self.spec.ticket)
+            .into_iter()
+            .collect();
+        let body = lines[function.start..function.end].join("\n");
+        let versions = versions(&body, &figures);
+        let id = format!("{test_file}::{}", function.name);
+        let root = self.workspace.root().to_path_buf();
+        let tries = versions.len().min(MAX_TRIES);
+        if tries == 0 {
+            return Ok(FigureSearch::NotTried);
+        }
+        for version in versions.into_iter().take(MAX_TRIES) {
+            let tried = with_function(&lines, &function, &version.text, text.ends_with('\n'));
+            std::fs::write(&path, tried).map_err(Ending::infra)?;
+            let now = self.run_tests_in(&root, std::slice::from_ref(&id)).await?;
+            if run_verdict(&now) != TestVerdict::Passes {
+                continue;
+            }
+            let before = self.run_on_original_source(&id).await?;
+            let asserted = before.excerpt.contains("assert");
+            if run_verdict(&before) == TestVerdict::Fails && asserted {
+                return Ok(FigureSearch::Found(FigureFound {
+                    written: version.written,
+                    kept: version.kept,
+                    function: version.text,
+                }));
+            }
+        }
+        std::fs::write(&path, &text).map_err(Ending::infra)?;
+        Ok(FigureSearch::NoneShowed(tries))
+    }
+}
+
+/// The note for the model when a version was kept.
+pub(crate) fn note(found: &FigureFound, test_file: &str) -> String {
+    format!(
+        "\n\nplumb tried your test with each figure the ticket gives in place of the one an assert expects: with `{}` instead of `{}` it passes with your fix and fails on the original code, so {test_file} now has this version of your test (its other asserts left out):\n{}\n",
+        found.kept.trim(),
+        found.written.trim(),
+        found.function
+    )
+}
+
+/// The note for the model when no version showed the fix.
+pub(crate) fn none_showed(tries: usize) -> String {
+    format!(
+        "\nplumb also tried your test with each figure the ticket gives in place of the one an assert expects ({tries} versions): none passes with your fix and fails on the original code. So either the assert checks a value the ticket's figure is not about (assert the value the ticket names), or the fix does not produce the ticket's figure yet.\n"
+    )
+}
+
+/// Test functions (`def test…` at the top level) of `lines` that `baseline` does not define.
+fn new_tests(lines: &[&str], baseline: Option<&str>) -> Vec<Function> {
+    let existing: Vec<&str> = baseline
+        .map(|text| text.lines().filter_map(test_name).collect())
+        .unwrap_or_default();
+    let mut found = Vec::new();
+    for (start, line) in lines.iter().enumerate() {
+        let Some(name) = test_name(line) else {
+            continue;
+        };
+        if existing.contains(&name) {
+            continue;
+        }
+        let mut end = (start + 1..lines.len())
+            .find(|&i| {
+                let next = lines[i];
+                !next.trim().is_empty() && !next.starts_with(char::is_whitespace)
+            })
+            .unwrap_or(lines.len());
+        while end > start + 1 && lines[end - 1].trim().is_empty() {
+            end -= 1;
+        }
+        found.push(Function {
+            name: name.to_string(),
+            start,
+            end,
+        });
+    }
+    found
+}
+
+/// The name of the test a top-level `def test…(` line opens.
+fn test_name(line: &str) -> Option<&str> {
+    let rest = line
+        .strip_prefix("def ")
+        .or_else(|| line.strip_prefix("async def "))?;
+    let name = rest.split('(').next()?.trim();
+    name.starts_with("test").then_some(name)
+}
+
+/// `lines` with `function` replaced by `text`.
+fn with_function(lines: &[&str], function: &Function, text: &str, newline_at_end: bool) -> String {
+    let mut out: Vec<&str> = lines[..function.start].to_vec();
+    out.push(text);
+    out.extend_from_slice(&lines[function.end..]);
+    let mut joined = out.join("\n");
+    if newline_at_end {
+        joined.push('\n');
+    }
+    joined
+}
+
+/// Versions of `function` to try: its lines without asserts, plus one of its `assert … == …` lines
+/// with one figure on the right of `==` replaced by one of `figures` (written the same way:
+/// `180.00` becomes `162.00`). In the order of the asserts, then of the figures.
+fn versions(function: &str, figures: &[String]) -> Vec<Version> {
+    let lines: Vec<&str> = function.lines().collect();
+    let is_assert = |line: &str| line.trim_start().starts_with("assert ");
+    let asserts: Vec<&str> = lines.iter().copied().filter(|l| is_assert(l)).collect();
+    // A multi-line assert cannot be taken apart line by line.
+    if asserts
+        .iter()
+        .any(|line| line.matches('(').count() != line.matches(')').count())
+    {
+        return Vec::new();
+    }
+    let setup: Vec<&str> = lines.iter().copied().filter(|l| !is_assert(l)).collect();
+    let mut out = Vec::new();
+    for line in asserts {
+        let Some(at) = line.rfind("==") else {
+            continue;
+        };
+        let (left, right) = line.split_at(at);
+        for (start, token) in numbers_in(right) {
+            for figure in figures {
+                let written = same_form(figure, token);
+                if plain(&written) == plain(token) {
+                    continue;
+                }
+                let kept = format!(
+                    "{left}{}{written}{}",
+                    right.get(..start).unwrap_or_default(),
+                    right.get(start + token.len()..).unwrap_or_default()
+                );
+                let mut text = setup.join("\n");
+                text.push('\n');
+                text.push_str(&kept);
+                out.push(Version {
+                    text,
+                    written: line.to_string(),
+                    kept,
+                });
+            }
+        }
+    }
+    out
+}
+
+/// The numbers written in `text` (`180`, `180.00`), with their byte offsets; digits that are part
+/// of a name (`x2`) are not numbers.
+fn numbers_in(text: &str) -> Vec<(usize, &str)> {
+    let bytes = text.as_bytes();
+    let mut found = Vec::new();
+    let mut index = 0;
+    while index < bytes.len() {
+        let starts = bytes[index].is_ascii_digit()
+            && (index == 0
+                || !(bytes[index - 1].is_ascii_alphanumeric() || bytes[index - 1] == b'_'));
+        if !starts {
+            index += 1;
+            continue;
+        }
+        let mut end = index;
+        while end < bytes.len() && (bytes[end].is_ascii_digit() || bytes[end] == b'.') {
+            end += 1;
+        }
+        let token = text
+            .get(index..end)
+            .unwrap_or_default()
+            .trim_end_matches('.');
+        found.push((index, token));
+        index = end;
+    }
+    found
+}
+
+/// `figure` written with as many decimals as `like` has (`162` like `180.00` is `162.00`); a
+/// figure with decimals of its own is left as it is.
+fn same_form(figure: &str, like: &str) -> String {
+    match like.split_once('.') {
+        Some((_, decimals)) if !figure.contains('.') => {
+            format!("{figure}.{}", "0".repeat(decimals.len()))
+        }
+        _ => figure.to_string(),
+    }
+}
+
+/// A number without its trailing zero decimals, to compare figures: `180.00` and `180` agree.
+fn plain(number: &str) -> &str {
+    if number.contains('.') {
+        number.trim_end_matches('0').trim_end_matches('.')
+    } else {
+        number
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use pretty_assertions::assert_eq;
+
+    use super::*;
+
+    const FILE: &str = "from decimal import Decimal\n\n\ndef test_old():\n    assert 1 == 1\n\n\ndef test_new():\n    totals = compute(item(\"1000.00\", discount=\"100.00\"))\n    assert totals.taxable_value == Decimal('900.00')\n    assert totals.tax == Decimal('180.00')\n\n\nx = 1\n";
+
+    #[test]
+    fn only_tests_the_run_added_are_searched() {
+        let lines: Vec<&str> = FILE.lines().collect();
+        let baseline = "def test_old():\n    pass\n";
+        assert_eq!(
+            new_tests(&lines, Some(baseline)),
+            vec![Function {
+                name: "test_new".into(),
+                start: 7,
+                end: 11
+            }]
+        );
+        assert_eq!(new_tests(&lines, None).len(), 2);
+        let replaced = with_function(
+            &lines,
+            &new_tests(&lines, Some(baseline))[0],
+            "def test_new():\n    pass",
+            true,
+        );
+        assert!(
+            replaced.ends_with(
+                "def test_old():\n    assert 1 == 1\n\n\ndef test_new():\n    pass\n\n\nx = 1\n"
+            ),
+            "{replaced}"
+        );
+    }
+
+    #[test]
+    fn each_assert_gets_each_figure_of_the_ticket_in_its_own_form() {
+        let function = "def test_new():\n    totals = compute(item(\"1000.00\"))\n    assert totals.taxable_value == Decimal('900.00')\n    assert totals.tax == Decimal('180.00')";
+        let figures = ["162".to_string(), "180".to_string(), "0.18".to_string()];
+        let tried = versions(function, &figures);
+        let kept: Vec<&str> = tried.iter().map(|v| v.kept.as_str()).collect();
+        assert_eq!(
+            kept,
+            [
+                "    assert totals.taxable_value == Decimal('162.00')",
+                "    assert totals.taxable_value == Decimal('180.00')",
+                "    assert totals.taxable_value == Decimal('0.18')",
+                "    assert totals.tax == Decimal('162.00')",
+                "    assert totals.tax == Decimal('0.18')",
+            ],
+            "the figure already there is not tried again"
+        );
+        assert_eq!(
+            tried[3].text,
+            "def test_new():\n    totals = compute(item(\"1000.00\"))\n    assert totals.tax == Decimal('162.00')",
+            "the setup and one assert"
+        );
+        assert_eq!(
+            tried[3].written,
+            "    assert totals.tax == Decimal('180.00')"
+        );
+    }
+
+    #[test]
+    fn a_multi_line_assert_or_a_name_with_digits_is_left_alone() {
+        let multi = "def test_a():\n    assert f(\n        1) == 2\n";
+        assert_eq!(versions(multi, &["3".to_string()]), vec![]);
+        assert_eq!(
+            numbers_in("== x2 + 18.5 + 7."),
+            vec![(8, "18.5"), (15, "7")]
+        );
+        assert_eq!(same_form("162", "180.00"), "162.00");
+        assert_eq!(same_form("162", "180"), "162");
+        assert_eq!(same_form("0.18", "180.00"), "0.18");
+        assert_eq!(plain("180.00"), "180");
+    }
+}
