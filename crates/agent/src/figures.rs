@@ -11,16 +11,16 @@
 //! without it. The kept test asserts a figure written in the ticket, and is judged like any other.
 //!
 //! Only Python tests run by pytest, only a test function this run added, only single-line `assert
-//! … == …` lines; at most [`MAX_TRIES`] versions.
+//! … == …` lines; at most [`MAX_TRIES`] versions, all written into the file as tests of their own
+//! and run together, once with the fix and once on the original code.
 
-use plumb_verify::Runner;
+use plumb_verify::{Runner, TestOutcome};
 
-use crate::phases::TestVerdict;
-use crate::run::{Ending, Run, run_verdict};
+use crate::run::{Ending, Run};
 
-/// At most this many versions of a test are tried (each is one test run with the fix; the few that
-/// pass run once more on the original code).
-const MAX_TRIES: usize = 40;
+/// At most this many versions of a test are tried (all in one test run with the fix and one on the
+/// original code: a version costs a few milliseconds).
+const MAX_TRIES: usize = 200;
 
 /// What the search came to.
 pub(crate) enum FigureSearch {
@@ -77,31 +77,63 @@ impl Run {
             .into_iter()
             .collect();
         let body = lines[function.start..function.end].join("\n");
-        let versions = versions(&body, &figures);
-        let id = format!("{test_file}::{}", function.name);
-        let root = self.workspace.root().to_path_buf();
-        let tries = versions.len().min(MAX_TRIES);
+        let versions = versions(&body, &figures, &text);
+        let versions: Vec<Version> = versions.into_iter().take(MAX_TRIES).collect();
+        let tries = versions.len();
         if tries == 0 {
             return Ok(FigureSearch::NotTried);
         }
-        for version in versions.into_iter().take(MAX_TRIES) {
-            let tried = with_function(&lines, &function, &version.text, text.ends_with('\n'));
-            std::fs::write(&path, tried).map_err(Ending::infra)?;
-            let now = self.run_tests_in(&root, std::slice::from_ref(&id)).await?;
-            if run_verdict(&now) != TestVerdict::Passes {
-                continue;
-            }
-            let before = self.run_on_original_source(&id).await?;
-            let asserted = before.excerpt.contains("assert");
-            if run_verdict(&before) == TestVerdict::Fails && asserted {
-                return Ok(FigureSearch::Found(FigureFound {
-                    written: version.written,
-                    kept: version.kept,
-                    function: version.text,
-                }));
-            }
-        }
+        // Every version at once, each a test of its own (`name__figure_N`): two test runs in all,
+        // with the fix and on the original code, instead of two per version.
+        let renamed = |index: usize| format!("{}__figure_{index}", function.name);
+        let all: Vec<String> = versions
+            .iter()
+            .enumerate()
+            .map(|(index, version)| {
+                version.text.replacen(
+                    &format!("def {}(", function.name),
+                    &format!("def {}(", renamed(index)),
+                    1,
+                )
+            })
+            .collect();
+        let tried = with_function(&lines, &function, &all.join("\n\n\n"), text.ends_with('\n'));
+        std::fs::write(&path, tried).map_err(Ending::infra)?;
+        let root = self.workspace.root().to_path_buf();
+        let with_fix = self.run_tests_in(&root, &[test_file.to_string()]).await;
+        let on_original = match &with_fix {
+            Ok(_) => Some(self.run_on_original_source(test_file).await),
+            Err(_) => None,
+        };
         std::fs::write(&path, &text).map_err(Ending::infra)?;
+        let with_fix = with_fix?;
+        let Some(on_original) = on_original.transpose()? else {
+            return Ok(FigureSearch::NoneShowed(tries));
+        };
+        let outcome = |run: &plumb_tools::TestRun, index: usize| {
+            let suffix = format!("::{}", renamed(index));
+            run.results.as_ref().and_then(|results| {
+                results
+                    .tests
+                    .iter()
+                    .find(|(id, _)| id.ends_with(&suffix))
+                    .map(|(_, outcome)| *outcome)
+            })
+        };
+        let shows = (0..tries).find(|&index| {
+            outcome(&with_fix, index) == Some(TestOutcome::Passed)
+                && outcome(&on_original, index) == Some(TestOutcome::Failed)
+        });
+        if let Some(index) = shows {
+            let version = &versions[index];
+            let kept = with_function(&lines, &function, &version.text, text.ends_with('\n'));
+            std::fs::write(&path, kept).map_err(Ending::infra)?;
+            return Ok(FigureSearch::Found(FigureFound {
+                written: version.written.clone(),
+                kept: version.kept.clone(),
+                function: version.text.clone(),
+            }));
+        }
         Ok(FigureSearch::NoneShowed(tries))
     }
 }
@@ -177,8 +209,11 @@ fn with_function(lines: &[&str], function: &Function, text: &str, newline_at_end
 
 /// Versions of `function` to try: its lines without asserts, plus one of its `assert … == …` lines
 /// with one figure on the right of `==` replaced by one of `figures` (written the same way:
-/// `180.00` becomes `162.00`). In the order of the asserts, then of the figures.
-fn versions(function: &str, figures: &[String]) -> Vec<Version> {
+/// `180.00` becomes `162.00`). The left side is the model's own, then each `root.attribute` that
+/// `file`'s other asserts check on a variable of the same name (the model asserted
+/// `totals.taxable_value` where the ticket's Rs 162 is `totals.tax`). In the order of the asserts,
+/// then of the left sides, then of the figures.
+fn versions(function: &str, figures: &[String], file: &str) -> Vec<Version> {
     let lines: Vec<&str> = function.lines().collect();
     let is_assert = |line: &str| line.trim_start().starts_with("assert ");
     let asserts: Vec<&str> = lines.iter().copied().filter(|l| is_assert(l)).collect();
@@ -190,20 +225,46 @@ fn versions(function: &str, figures: &[String]) -> Vec<Version> {
         return Vec::new();
     }
     let setup: Vec<&str> = lines.iter().copied().filter(|l| !is_assert(l)).collect();
-    let mut out = Vec::new();
-    for line in asserts {
-        let Some(at) = line.rfind("==") else {
+    let checked = checked_attributes(file);
+    // (assert line, left side, the model's own side): every assert's own side first.
+    let mut tries: Vec<(&str, String, bool)> = Vec::new();
+    for line in &asserts {
+        let own = assert_sides(line).map(|(own, _)| own.to_string());
+        tries.extend(own.map(|own| (*line, own, true)));
+    }
+    for line in &asserts {
+        let Some((own, _)) = assert_sides(line) else {
             continue;
         };
-        let (left, right) = line.split_at(at);
+        let Some((root, _)) = own.split_once('.').filter(|(root, _)| is_name(root)) else {
+            continue;
+        };
+        for (other_root, attribute) in &checked {
+            let side = format!("{root}.{attribute}");
+            if other_root == root
+                && side != own
+                && !tries.iter().any(|(l, s, _)| l == line && *s == side)
+            {
+                tries.push((line, side, false));
+            }
+        }
+    }
+    let mut out = Vec::new();
+    for (line, side, is_own) in tries {
+        let Some((_, right)) = assert_sides(line) else {
+            continue;
+        };
+        let indent = line
+            .get(..line.len() - line.trim_start().len())
+            .unwrap_or_default();
         for (start, token) in numbers_in(right) {
             for figure in figures {
                 let written = same_form(figure, token);
-                if plain(&written) == plain(token) {
+                if is_own && plain(&written) == plain(token) {
                     continue;
                 }
                 let kept = format!(
-                    "{left}{}{written}{}",
+                    "{indent}assert {side} {}{written}{}",
                     right.get(..start).unwrap_or_default(),
                     right.get(start + token.len()..).unwrap_or_default()
                 );
@@ -219,6 +280,45 @@ fn versions(function: &str, figures: &[String]) -> Vec<Version> {
         }
     }
     out
+}
+
+/// The two sides of a single-line `assert left == right`: `left` trimmed, and `right` from the
+/// last `==` on.
+fn assert_sides(line: &str) -> Option<(&str, &str)> {
+    let at = line.rfind("==")?;
+    let (left, right) = line.split_at(at);
+    let own = left.trim_start().strip_prefix("assert ")?.trim();
+    Some((own, right))
+}
+
+/// `(root, attribute)` of every `assert root.attribute == …` in `file`, in order, once each.
+fn checked_attributes(file: &str) -> Vec<(String, String)> {
+    let mut found: Vec<(String, String)> = Vec::new();
+    for line in file.lines() {
+        let Some(rest) = line.trim_start().strip_prefix("assert ") else {
+            continue;
+        };
+        let Some((left, _)) = rest.split_once("==") else {
+            continue;
+        };
+        let Some((root, attribute)) = left.trim().split_once('.') else {
+            continue;
+        };
+        if is_name(root) && is_name(attribute) {
+            let pair = (root.to_string(), attribute.to_string());
+            if !found.contains(&pair) {
+                found.push(pair);
+            }
+        }
+    }
+    found
+}
+
+/// A plain Python name (`totals`, `tax_rate`).
+fn is_name(text: &str) -> bool {
+    !text.is_empty()
+        && !text.starts_with(|c: char| c.is_ascii_digit())
+        && text.chars().all(|c| c.is_alphanumeric() || c == '_')
 }
 
 /// The numbers written in `text` (`180`, `180.00`), with their byte offsets; digits that are part
@@ -308,7 +408,7 @@ mod tests {
     fn each_assert_gets_each_figure_of_the_ticket_in_its_own_form() {
         let function = "def test_new():\n    totals = compute(item(\"1000.00\"))\n    assert totals.taxable_value == Decimal('900.00')\n    assert totals.tax == Decimal('180.00')";
         let figures = ["162".to_string(), "180".to_string(), "0.18".to_string()];
-        let tried = versions(function, &figures);
+        let tried = versions(function, &figures, "");
         let kept: Vec<&str> = tried.iter().map(|v| v.kept.as_str()).collect();
         assert_eq!(
             kept,
@@ -333,9 +433,36 @@ mod tests {
     }
 
     #[test]
+    fn the_values_other_tests_check_on_the_same_variable_are_tried_too() {
+        let file = "def test_old():\n    assert totals.tax == Decimal('180.00')\n    assert line.gross == 1\n    assert totals.taxable_value == 9\n    assert f(x).y == 2\n";
+        assert_eq!(
+            checked_attributes(file),
+            [
+                ("totals".to_string(), "tax".to_string()),
+                ("line".to_string(), "gross".to_string()),
+                ("totals".to_string(), "taxable_value".to_string()),
+            ]
+        );
+        let function = "def test_new():\n    totals = compute()\n    assert totals.taxable_value == Decimal('162.00')";
+        let kept: Vec<String> = versions(function, &["162".to_string(), "900".to_string()], file)
+            .into_iter()
+            .map(|v| v.kept)
+            .collect();
+        assert_eq!(
+            kept,
+            [
+                "    assert totals.taxable_value == Decimal('900.00')",
+                "    assert totals.tax == Decimal('162.00')",
+                "    assert totals.tax == Decimal('900.00')",
+            ],
+            "the model's own value first; `line.gross` is another variable's"
+        );
+    }
+
+    #[test]
     fn a_multi_line_assert_or_a_name_with_digits_is_left_alone() {
         let multi = "def test_a():\n    assert f(\n        1) == 2\n";
-        assert_eq!(versions(multi, &["3".to_string()]), vec![]);
+        assert_eq!(versions(multi, &["3".to_string()], ""), vec![]);
         assert_eq!(
             numbers_in("== x2 + 18.5 + 7."),
             vec![(8, "18.5"), (15, "7")]

@@ -554,7 +554,7 @@ pub(crate) fn explain_mistake(excerpt: &str) -> Option<String> {
 }
 
 /// The file a `create_file` or `edit_file` call writes.
-fn written_path(call: &ToolCall) -> Option<&str> {
+pub(crate) fn written_path(call: &ToolCall) -> Option<&str> {
     matches!(call.name.as_str(), "create_file" | "edit_file")
         .then(|| call.arguments.get("path")?.as_str())
         .flatten()

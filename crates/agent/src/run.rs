@@ -665,7 +665,7 @@ impl Run {
                     let sentence = self.phases.record(&check, verdict);
                     output.push_str(&report);
                     output.push_str(sentence);
-                    output.push_str(&shown.unwrap_or_default());
+                    output.push_str(shown.as_deref().unwrap_or_default());
                     if undo {
                         // The checkpoint before this call is the code as it was before the edit.
                         if let Err(err) = self.workspace.rollback(&self.last_checkpoint) {
@@ -674,8 +674,17 @@ impl Run {
                             )));
                         }
                         // Undone, it counts as a failed action: the same breaking edit sent
-                        // again and again ends the run as stuck.
+                        // again and again ends the run as stuck. The `Error:` start also marks
+                        // it refused, so the embedded model samples again rather than repeat it.
+                        // The tool's own text shows the edited lines, which are gone again: a
+                        // model shown them went on editing them.
                         ok = false;
+                        output = format!(
+                            "Error: plumb undid this edit of {}: the file is as it was before it (why is below).{}{sentence}{}",
+                            phases::written_path(call).unwrap_or("the file"),
+                            report,
+                            shown.as_deref().unwrap_or_default()
+                        );
                     }
                     if let Some(explained) = report_explanation(&check, verdict, &report) {
                         output.push(' ');

@@ -490,7 +490,9 @@ fn a_breaking_fix_is_undone_and_a_fix_that_misses_the_asserted_figure_is_named()
 
     let broke = tool_message(&events, 2).unwrap();
     assert!(
-        broke.ends_with("Tests that passed before fail with this change (see above), so plumb undid it: the code is as it was before this edit. Fix the code again, changing only the lines the ticket is about."),
+        broke.starts_with("Error: plumb undid this edit of billing/invoice_totals.py: the file is as it was before it (why is below).\n\nplumb ran the existing tests: ")
+            && !broke.contains("* 0")
+            && broke.ends_with("Tests that passed before fail with this change (see above), so plumb undid it: the code is as it was before this edit. Fix the code again, changing only the lines the ticket is about."),
         "{broke}"
     );
     let undone = events.iter().any(|e| {
@@ -575,6 +577,42 @@ fn a_test_asserting_the_bugs_figure_is_tried_with_the_tickets_figures() {
         report.patch.contains("+def test_gst_after_discount():\n+    totals = compute_invoice_totals(invoice(item(\"1000.00\", discount=\"100.00\")))\n+    assert totals.tax == Decimal(\"162.00\")\n"),
         "the kept version, one assert of the ticket's figure: {}",
         report.patch
+    );
+}
+
+#[test]
+fn a_test_asserting_the_tickets_figure_on_the_wrong_value_is_tried_on_the_values_other_tests_check()
+{
+    let fixture = Fixture::billing();
+    let ArticleCalls { fix, done, .. } = article_calls();
+    let script = fixture.script_path("figures-side.jsonl");
+    Script::new()
+        .tool("edit_file", fix)
+        .tool(
+            "edit_file",
+            json!({
+                "path": "tests/test_invoice_totals.py",
+                "old_text": "",
+                "new_text": "def test_gst_after_discount():\n    totals = compute_invoice_totals(invoice(item(\"1000.00\", discount=\"100.00\")))\n    assert totals.taxable_value == Decimal(\"162.00\")\n",
+            }),
+        )
+        .tool("done", done)
+        .write(&script);
+    let output = fixture.fix_with_script(
+        &script,
+        &[
+            "-c",
+            "helpers.phases=true",
+            "-c",
+            "helpers.code_up_front=true",
+        ],
+    );
+    let report = report(&output);
+    assert_eq!(report.outcome, Outcome::Success, "{}", stderr(&output));
+    let searched = tool_message(&journal_events(&report), 3).unwrap();
+    assert!(
+        searched.contains("with `assert totals.tax == Decimal(\"162.00\")` instead of `assert totals.taxable_value == Decimal(\"162.00\")` it passes with your fix and fails on the original code"),
+        "{searched}"
     );
 }
 
