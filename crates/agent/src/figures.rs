@@ -85,19 +85,85 @@ impl Run {
         }
         // Every version at once, each a test of its own (`name__figure_N`): two test runs in all,
         // with the fix and on the original code, instead of two per version.
-        let renamed = |index: usize| format!("{}__figure_{index}", function.name);
-        let all: Vec<String> = versions
-            .iter()
-            .enumerate()
-            .map(|(index, version)| {
-                version.text.replacen(
-                    &format!("def {}(", function.name),
-                    &format!("def {}(", renamed(index)),
-                    1,
-                )
-            })
+        let all = renamed_versions(&versions, &function.name);
+        let tried = with_function(&lines, &function, &all, text.ends_with('\n'));
+        let Some(index) = self
+            .first_that_shows(test_file, &text, tried, &function.name, tries)
+            .await?
+        else {
+            return Ok(FigureSearch::NoneShowed(tries));
+        };
+        let version = &versions[index];
+        let kept = with_function(&lines, &function, &version.text, text.ends_with('\n'));
+        std::fs::write(&path, kept).map_err(Ending::infra)?;
+        Ok(FigureSearch::Found(FigureFound {
+            written: version.written.clone(),
+            kept: version.kept.clone(),
+            function: version.text.clone(),
+        }))
+    }
+
+    /// Checks a fix that kept the old tests passing against the existing test closest to the
+    /// ticket (`example`, in `test_file`): its setup with one assert of a value the file's tests
+    /// check and a figure the ticket gives, in every combination. Found: one that passes with the
+    /// fix and fails on the original code, so the fix changes a value the ticket talks about to
+    /// the ticket's figure. Nothing is kept: the model still writes its own test.
+    pub(crate) async fn probe_fix(
+        &mut self,
+        test_file: &str,
+        example: &str,
+    ) -> Result<FigureSearch, Ending> {
+        if self.test_command.runner != Runner::Pytest || !test_file.ends_with(".py") {
+            return Ok(FigureSearch::NotTried);
+        }
+        let path = self.workspace.root().join(test_file);
+        let Ok(text) = std::fs::read_to_string(&path) else {
+            return Ok(FigureSearch::NotTried);
+        };
+        let Some(name) = example.lines().find_map(test_name) else {
+            return Ok(FigureSearch::NotTried);
+        };
+        let probe = example.replacen(&format!("def {name}("), &format!("def {PROBE}("), 1);
+        let figures: Vec<String> = plumb_context::relevant::figures(&self.spec.ticket)
+            .into_iter()
             .collect();
-        let tried = with_function(&lines, &function, &all.join("\n\n\n"), text.ends_with('\n'));
+        let versions: Vec<Version> = versions(&probe, &figures, &text)
+            .into_iter()
+            .take(MAX_TRIES)
+            .collect();
+        let tries = versions.len();
+        if tries == 0 {
+            return Ok(FigureSearch::NotTried);
+        }
+        let all = renamed_versions(&versions, PROBE);
+        let tried = format!("{}\n\n\n{all}\n", text.trim_end());
+        Ok(
+            match self
+                .first_that_shows(test_file, &text, tried, PROBE, tries)
+                .await?
+            {
+                Some(index) => FigureSearch::Found(FigureFound {
+                    written: versions[index].written.clone(),
+                    kept: versions[index].kept.clone(),
+                    function: versions[index].text.clone(),
+                }),
+                None => FigureSearch::NoneShowed(tries),
+            },
+        )
+    }
+
+    /// Writes `tried` (the versions as tests `NAME__figure_N`) to `test_file`, runs the file with
+    /// the fix and on the original code, and puts `text` back. The first version that passed
+    /// with the fix and failed on the original, if any.
+    async fn first_that_shows(
+        &mut self,
+        test_file: &str,
+        text: &str,
+        tried: String,
+        name: &str,
+        tries: usize,
+    ) -> Result<Option<usize>, Ending> {
+        let path = self.workspace.root().join(test_file);
         std::fs::write(&path, tried).map_err(Ending::infra)?;
         let root = self.workspace.root().to_path_buf();
         let with_fix = self.run_tests_in(&root, &[test_file.to_string()]).await;
@@ -105,13 +171,13 @@ impl Run {
             Ok(_) => Some(self.run_on_original_source(test_file).await),
             Err(_) => None,
         };
-        std::fs::write(&path, &text).map_err(Ending::infra)?;
+        std::fs::write(&path, text).map_err(Ending::infra)?;
         let with_fix = with_fix?;
         let Some(on_original) = on_original.transpose()? else {
-            return Ok(FigureSearch::NoneShowed(tries));
+            return Ok(None);
         };
         let outcome = |run: &plumb_tools::TestRun, index: usize| {
-            let suffix = format!("::{}", renamed(index));
+            let suffix = format!("::{name}__figure_{index}");
             run.results.as_ref().and_then(|results| {
                 results
                     .tests
@@ -120,21 +186,43 @@ impl Run {
                     .map(|(_, outcome)| *outcome)
             })
         };
-        let shows = (0..tries).find(|&index| {
+        Ok((0..tries).find(|&index| {
             outcome(&with_fix, index) == Some(TestOutcome::Passed)
                 && outcome(&on_original, index) == Some(TestOutcome::Failed)
-        });
-        if let Some(index) = shows {
-            let version = &versions[index];
-            let kept = with_function(&lines, &function, &version.text, text.ends_with('\n'));
-            std::fs::write(&path, kept).map_err(Ending::infra)?;
-            return Ok(FigureSearch::Found(FigureFound {
-                written: version.written.clone(),
-                kept: version.kept.clone(),
-                function: version.text.clone(),
-            }));
-        }
-        Ok(FigureSearch::NoneShowed(tries))
+        }))
+    }
+}
+
+/// The name the fix probe's test versions are written under.
+const PROBE: &str = "test_plumb_fix_probe";
+
+/// The versions as tests of their own, `NAME__figure_N`, one after another.
+fn renamed_versions(versions: &[Version], name: &str) -> String {
+    versions
+        .iter()
+        .enumerate()
+        .map(|(index, version)| {
+            version.text.replacen(
+                &format!("def {name}("),
+                &format!("def {name}__figure_{index}("),
+                1,
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("\n\n\n")
+}
+
+/// What to tell the model after the fix probe, when it ran.
+pub(crate) fn probe_note(search: &FigureSearch) -> Option<String> {
+    match search {
+        FigureSearch::Found(found) => Some(format!(
+            "\n\nplumb checked your fix with the example of the closest test: with it `{}` passes, a figure the ticket gives, and on the original code it fails. So the fix changes what the ticket is about.",
+            found.kept.trim()
+        )),
+        FigureSearch::NoneShowed(_) => Some(
+            "\n\nBut plumb checked your fix with the example of the closest test, and none of the values the tests there check comes out as a figure the ticket gives with it (and differently without it). So this change may not be the fix: look again at the line that computes what the ticket says is wrong, and change that one.".to_string(),
+        ),
+        FigureSearch::NotTried => None,
     }
 }
 
@@ -271,6 +359,9 @@ fn versions(function: &str, figures: &[String], file: &str) -> Vec<Version> {
                 let mut text = setup.join("\n");
                 text.push('\n');
                 text.push_str(&kept);
+                if out.iter().any(|v: &Version| v.text == text) {
+                    continue;
+                }
                 out.push(Version {
                     text,
                     written: line.to_string(),

@@ -129,6 +129,8 @@ pub(crate) struct Phases {
     example: Option<String>,
     /// The ticket's sentences giving its example and what should happen.
     ticket_example: Option<String>,
+    /// The whole text of the existing test closest to the ticket, for the fix probe.
+    probe: Option<String>,
 }
 
 /// What plumb runs after a write, by phase.
@@ -192,6 +194,7 @@ impl Phases {
             test_file: None,
             example: None,
             ticket_example: None,
+            probe: None,
         }
     }
 
@@ -345,6 +348,26 @@ impl Phases {
                         .is_some_and(|t| t.original == TestVerdict::Fails)
             }
         }
+    }
+
+    /// Keeps the whole existing test closest to the ticket, to check fixes with (`figures.rs`).
+    pub(crate) fn probe_with(&mut self, example: Option<String>) {
+        self.probe = example;
+    }
+
+    /// The test file and the example to check a fix with, after `check` showed that it kept the
+    /// old tests passing while the model has no test yet.
+    pub(crate) fn probe_after(
+        &self,
+        check: &PhaseCheck,
+        verdict: CheckVerdict,
+    ) -> Option<(String, String)> {
+        let fix_kept_the_tests =
+            matches!(check, PhaseCheck::Existing(_)) && verdict.now == TestVerdict::Passes;
+        if !self.enabled || !fix_kept_the_tests || self.test.is_some() {
+            return None;
+        }
+        Some((self.test_file.clone()?, self.probe.clone()?))
     }
 
     /// Keeps the ticket's own example and expectation (its sentences saying so), to repeat next to

@@ -354,7 +354,11 @@ impl Run {
         let example = test_file.as_deref().and_then(|file| {
             plumb_context::relevant::closest_test(root, file, &self.spec.ticket, CLOSEST_TEST_LINES)
         });
+        let probe = test_file.as_deref().and_then(|file| {
+            plumb_context::relevant::closest_test_text(root, file, &self.spec.ticket)
+        });
         self.phases.suggest_test_file(test_file, example);
+        self.phases.probe_with(probe);
         self.phases
             .quote_ticket(plumb_context::relevant::ticket_example(
                 &self.spec.ticket,
@@ -662,6 +666,15 @@ impl Run {
                     }
                     let shown = self.phases.shown_after(&check, verdict);
                     let undo = self.phases.undoes(&check, verdict);
+                    if let Some((test_file, example)) = self.phases.probe_after(&check, verdict) {
+                        match self.probe_fix(&test_file, &example).await {
+                            Ok(search) => {
+                                report.push_str(&figures::probe_note(&search).unwrap_or_default());
+                                report.push('\n');
+                            }
+                            Err(ending) => return Some(ending),
+                        }
+                    }
                     let sentence = self.phases.record(&check, verdict);
                     output.push_str(&report);
                     output.push_str(sentence);

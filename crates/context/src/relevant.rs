@@ -126,28 +126,7 @@ pub fn closest_test(
 ) -> Option<String> {
     let text = std::fs::read_to_string(root.join(test_file)).ok()?;
     let lines: Vec<&str> = text.lines().collect();
-    let starts = test_starts(&lines);
-    let numbers = figures(ticket);
-    let words = ticket_words(ticket);
-    let (start, end) = starts
-        .iter()
-        .enumerate()
-        .map(|(i, &start)| {
-            let mut end = starts.get(i + 1).copied().unwrap_or(lines.len());
-            while end > start + 1 && lines[end - 1].trim().is_empty() {
-                end -= 1;
-            }
-            (start, end)
-        })
-        .enumerate()
-        .max_by_key(|(index, (start, end))| {
-            let block = lines[*start..*end].join("\n");
-            let lower = block.to_lowercase();
-            let shared_figures = figures(&block).intersection(&numbers).count();
-            let shared_words = words.iter().filter(|w| lower.contains(w.as_str())).count();
-            (shared_figures, shared_words, std::cmp::Reverse(*index))
-        })
-        .map(|(_, block)| block)?;
+    let (start, end) = closest_block(&lines, ticket)?;
     // Up to its first assert: the setup is the pattern, the assert is the model's to write (shown
     // the whole test, a 1.5B model copied its asserts, which pass with or without the fix).
     let first_assert = (start + 1..end).find(|&i| {
@@ -168,6 +147,42 @@ pub fn closest_test(
         out.push('\n');
     }
     Some(out)
+}
+
+/// The whole text of the existing test in `test_file` closest to the ticket (as
+/// [`closest_test`] picks it), unnumbered.
+pub fn closest_test_text(root: &Path, test_file: &str, ticket: &str) -> Option<String> {
+    let text = std::fs::read_to_string(root.join(test_file)).ok()?;
+    let lines: Vec<&str> = text.lines().collect();
+    let (start, end) = closest_block(&lines, ticket)?;
+    Some(lines[start..end].join("\n"))
+}
+
+/// Lines `start..end` of the test in `lines` using most of the ticket's figures, then most of
+/// its words, the earlier on a tie.
+fn closest_block(lines: &[&str], ticket: &str) -> Option<(usize, usize)> {
+    let starts = test_starts(lines);
+    let numbers = figures(ticket);
+    let words = ticket_words(ticket);
+    starts
+        .iter()
+        .enumerate()
+        .map(|(i, &start)| {
+            let mut end = starts.get(i + 1).copied().unwrap_or(lines.len());
+            while end > start + 1 && lines[end - 1].trim().is_empty() {
+                end -= 1;
+            }
+            (start, end)
+        })
+        .enumerate()
+        .max_by_key(|(index, (start, end))| {
+            let block = lines[*start..*end].join("\n");
+            let lower = block.to_lowercase();
+            let shared_figures = figures(&block).intersection(&numbers).count();
+            let shared_words = words.iter().filter(|w| lower.contains(w.as_str())).count();
+            (shared_figures, shared_words, std::cmp::Reverse(*index))
+        })
+        .map(|(_, block)| block)
 }
 
 /// The ticket's own example and expectation: its sentences that give an example, say what should

@@ -506,6 +506,10 @@ fn a_breaking_fix_is_undone_and_a_fix_that_misses_the_asserted_figure_is_named()
         "the ticket's example and the test with its Rs 1,000 and Rs 100 follow a fix that kept the tests: {kept}"
     );
 
+    assert!(
+        kept.contains("But plumb checked your fix with the example of the closest test, and none of the values the tests there check comes out as a figure the ticket gives with it"),
+        "a fix that keeps the old tests but changes no figure of the ticket is doubted: {kept}"
+    );
     let missed = tool_message(&events, 4).unwrap();
     assert!(
         missed.starts_with("tests/test_invoice_totals.py already has a test called `test_discount_reduces_taxable_value`"),
@@ -560,6 +564,11 @@ fn a_test_asserting_the_bugs_figure_is_tried_with_the_tickets_figures() {
     let report = report(&output);
     let events = journal_events(&report);
     assert_eq!(report.outcome, Outcome::Success, "{}", stderr(&output));
+    let fixed = tool_message(&events, 2).unwrap();
+    assert!(
+        fixed.contains("plumb checked your fix with the example of the closest test: with it `assert totals.tax == Decimal(\"162.00\")` passes, a figure the ticket gives, and on the original code it fails."),
+        "the fix probe: {fixed}"
+    );
     let searched = tool_message(&events, 3).unwrap();
     assert!(
         searched.starts_with("Took `item` out of the test's parameters: pytest fills a test's parameters from fixtures"),
