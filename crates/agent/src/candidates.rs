@@ -18,6 +18,7 @@ use plumb_model::ModelRequest;
 use plumb_protocol::{Event, ModelReply, Outcome, ToolCall, Usage};
 use plumb_tools::ToolError;
 
+use crate::figures::FigureSearch;
 use crate::phases::{CheckVerdict, PhaseCheck, TestVerdict, Trial};
 use crate::run::{Ending, Run, elapsed_ms};
 
@@ -35,6 +36,9 @@ struct Tried {
     /// False when its call would only be refused (the phases refuse it, or the tool does not
     /// apply it): a round spent on it teaches nothing the model was not told already.
     usable: bool,
+    /// A fix the fix probe confirmed: it changes a value the tests check to a figure of the
+    /// ticket. The first such fix is taken without a vote.
+    confirmed: bool,
 }
 
 impl Run {
@@ -57,15 +61,21 @@ impl Run {
         let Some(trial) = self.trial_of(&first) else {
             return Ok((first, first_ms));
         };
-        // A fix is judged only by the project's tests still passing, which a wrong fix can do
-        // too: every sample is tried and the change most of the passing ones make wins
-        // (self-consistency). A test is judged with and without the fix: the first good one is
-        // enough.
-        let vote = self.phases.votes_on_fixes();
+        // A fix is judged by the project's tests still passing, which a wrong fix can do too,
+        // and by the fix probe: the first fix the probe confirms is taken; without one, every
+        // sample is tried and the change most of the passing ones make wins (self-consistency).
+        // A test is judged with and without the fix (after the figure search): the first good
+        // one is enough.
+        let vote =
+            self.phases.votes_on_fixes() && matches!(trial, Trial::Check(PhaseCheck::Existing(_)));
         let mut model_ms = first_ms;
         let mut tried = vec![self.try_reply(first, first_ms, &trial).await?];
         let mut attempt = 1;
-        while attempt < limit && (vote || !tried.iter().any(|t| t.wanted)) {
+        // Sampling stops at a test that shows the fix, or at a fix the probe confirmed.
+        while attempt < limit
+            && !tried.iter().any(|t| t.confirmed)
+            && (vote || !tried.iter().any(|t| t.wanted))
+        {
             let (again, duration_ms) = self.sample_again(request, attempt).await?;
             model_ms += duration_ms;
             attempt += 1;
@@ -90,6 +100,7 @@ impl Run {
                     wanted: tried[index].wanted,
                     change: tried[index].change.clone(),
                     usable: tried[index].usable,
+                    confirmed: tried[index].confirmed,
                     reply,
                     duration_ms,
                 },
@@ -100,12 +111,15 @@ impl Run {
                     wanted: false,
                     change: None,
                     usable: true,
+                    confirmed: false,
                 },
                 (None, Some(trial)) => self.try_reply(reply, duration_ms, &trial).await?,
             };
             tried.push(entry);
         }
-        let chosen = if vote {
+        let chosen = if let Some(confirmed) = tried.iter().position(|t| t.confirmed) {
+            confirmed
+        } else if vote {
             let (chosen, votes) = most_common_change(&tried);
             let wanted = tried.iter().filter(|t| t.wanted).count();
             if wanted > 1 {
@@ -231,20 +245,21 @@ impl Run {
         duration_ms: u64,
         trial: &Trial,
     ) -> Result<Tried, Ending> {
-        let (verdict, wanted, change, usable) = match (trial, reply.tool_calls.first()) {
+        let (verdict, wanted, change, usable, confirmed) = match (trial, reply.tool_calls.first()) {
             (Trial::Unwanted(why), _) => (
                 format!("not tried: {}", first_line(why)),
                 false,
                 None,
                 false,
+                false,
             ),
-            (_, None) => ("it has no call".to_string(), false, None, false),
+            (_, None) => ("it has no call".to_string(), false, None, false, false),
             (trial, Some(call)) => {
                 let outcome = self.try_write(call, trial).await;
                 self.undo_trial()?;
-                let (verdict, wanted, change) = outcome?;
+                let (verdict, wanted, change, confirmed) = outcome?;
                 let usable = !verdict.starts_with(NOT_APPLIED);
-                (verdict, wanted, change, usable)
+                (verdict, wanted, change, usable, confirmed)
             }
         };
         Ok(Tried {
@@ -254,6 +269,7 @@ impl Run {
             wanted,
             change,
             usable,
+            confirmed,
         })
     }
 
@@ -263,30 +279,62 @@ impl Run {
         &mut self,
         call: &ToolCall,
         trial: &Trial,
-    ) -> Result<(String, bool, Option<String>), Ending> {
+    ) -> Result<(String, bool, Option<String>, bool), Ending> {
         let Trial::Check(check) = trial else {
-            return Ok(("nothing to run".into(), false, None));
+            return Ok(("nothing to run".into(), false, None, false));
         };
         let started = Instant::now();
+        // As the real call would be: an edit of lines only an undone edit wrote means the
+        // lines it replaced.
+        let rebased = self.phases.rebase_on_undone(call);
+        let arguments = rebased.as_ref().map_or(&call.arguments, |(args, _)| args);
         let result = self
             .registry
-            .call(&self.tool_context(), &call.name, &call.arguments)
+            .call(&self.tool_context(), &call.name, arguments)
             .await;
         self.timings.tools_ms += elapsed_ms(started);
         match result {
             Err(ToolError::Infra(text)) => return Err(Ending::new(Outcome::InfraError, text)),
             Err(ToolError::RespondToModel(text)) => {
-                return Ok((format!("{NOT_APPLIED}{}", first_line(&text)), false, None));
+                return Ok((
+                    format!("{NOT_APPLIED}{}", first_line(&text)),
+                    false,
+                    None,
+                    false,
+                ));
             }
             Ok(_) => {}
         }
         let (verdict, _) = self.run_phase_check(check).await?;
-        let wanted = self.phases.wanted(check, verdict);
+        let mut wanted = self.phases.wanted(check, verdict);
+        let mut said = describe(check, verdict);
+        // What the real call would go on to: the figure search on a test, the probe on a fix.
+        if let Some(test_file) = self.phases.figure_search(check, verdict)
+            && let FigureSearch::Found(found) = self.search_figures(&test_file).await?
+        {
+            wanted = true;
+            said.push_str(&format!(
+                "; with `{}` (the figure search) it shows the fix",
+                found.kept.trim()
+            ));
+        }
+        let mut confirmed = false;
+        if let Some((test_file, example)) = self.phases.probe_after(check, verdict) {
+            confirmed = matches!(
+                self.probe_fix(&test_file, &example).await?,
+                FigureSearch::Found(_)
+            );
+            said.push_str(if confirmed {
+                "; the fix probe finds a figure of the ticket"
+            } else {
+                "; the fix probe finds no figure of the ticket"
+            });
+        }
         // A patch that cannot be made (a binary change) simply gets no vote.
         let change = wanted
             .then(|| self.workspace.patch().ok().map(|patch| patch.text))
             .flatten();
-        Ok((describe(check, verdict), wanted, change))
+        Ok((said, wanted, change, confirmed))
     }
 
     /// Puts the workspace back to the last checkpoint, which it matched before the trial.

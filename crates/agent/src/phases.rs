@@ -131,6 +131,8 @@ pub(crate) struct Phases {
     ticket_example: Option<String>,
     /// The whole text of the existing test closest to the ticket, for the fix probe.
     probe: Option<String>,
+    /// Edits plumb undid: (path, old_text, new_text).
+    undone: Vec<(String, String, String)>,
 }
 
 /// What plumb runs after a write, by phase.
@@ -195,6 +197,7 @@ impl Phases {
             example: None,
             ticket_example: None,
             probe: None,
+            undone: Vec::new(),
         }
     }
 
@@ -236,7 +239,7 @@ impl Phases {
         }
         if !self.source_edited && self.existing.is_none_or(|v| v == TestVerdict::Passes) {
             return Some(
-                "fix the code first: find the line that computes what the ticket says is wrong, and change that line with edit_file (old_text copied from the code shown above, new_text the corrected line). plumb runs the existing tests after it; the test comes next.".to_string(),
+                "fix the code first: change the lines the ticket is about with edit_file (old_text copied from the code shown above, new_text the corrected lines). plumb runs the existing tests after it; the test comes next.".to_string(),
             );
         }
         let Some(test) = &self.test else {
@@ -348,6 +351,50 @@ impl Phases {
                         .is_some_and(|t| t.original == TestVerdict::Fails)
             }
         }
+    }
+
+    /// Remembers an `edit_file` call plumb undid (see [`Phases::undoes`]).
+    pub(crate) fn remember_undone(&mut self, call: &ToolCall) {
+        if call.name != "edit_file" {
+            return;
+        }
+        // An edit that was itself rebased replaced the original lines.
+        let arguments = self
+            .rebase_on_undone(call)
+            .map_or_else(|| call.arguments.clone(), |(arguments, _)| arguments);
+        let text = |key: &str| arguments.get(key)?.as_str().map(str::to_string);
+        if let (Some(path), Some(old), Some(new)) =
+            (text("path"), text("old_text"), text("new_text"))
+            && !old.is_empty()
+        {
+            self.undone.push((path, old, new));
+        }
+    }
+
+    /// An `edit_file` call whose `old_text` is the `new_text` of an edit plumb undid, rewritten
+    /// to replace the lines that edit had replaced, with a note saying so. A 1.5B model told that
+    /// its edit was undone went on copying its own edited lines into `old_text`: one run spent
+    /// nine rounds on "old_text found 0 times".
+    pub(crate) fn rebase_on_undone(&self, call: &ToolCall) -> Option<(serde_json::Value, String)> {
+        if !self.enabled || call.name != "edit_file" {
+            return None;
+        }
+        let path = call.arguments.get("path")?.as_str()?;
+        let old = call.arguments.get("old_text")?.as_str()?;
+        let (_, original, _) = self
+            .undone
+            .iter()
+            .rev()
+            .find(|(p, _, new)| p == path && new == old && !old.is_empty())?;
+        let mut arguments = call.arguments.clone();
+        arguments["old_text"] = serde_json::Value::String(original.clone());
+        Some((
+            arguments,
+            format!(
+                "Your old_text is what an edit plumb undid had written, so it was taken as the lines that edit replaced: `{}`. ",
+                first_line_of(original)
+            ),
+        ))
     }
 
     /// Keeps the whole existing test closest to the ticket, to check fixes with (`figures.rs`).
@@ -540,6 +587,14 @@ impl Phases {
             }
         }
     }
+}
+
+/// The first line of `text`, trimmed, for a note.
+fn first_line_of(text: &str) -> &str {
+    text.lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .unwrap_or_default()
 }
 
 /// True when two runs' failure excerpts (pytest's `E` lines, without the `where` lines that
@@ -915,6 +970,45 @@ mod tests {
             verdict(TestVerdict::Passes, Some(TestVerdict::Fails)),
         );
         assert_eq!(phases.trial(&source_edit()), None, "nothing left to want");
+    }
+
+    #[test]
+    fn an_edit_of_undone_lines_replaces_the_lines_they_had_replaced() {
+        let mut phases = Phases::new(true);
+        let undone = call(
+            "edit_file",
+            json!({"path": "a.py", "old_text": "x = 1", "new_text": "x = 2"}),
+        );
+        phases.remember_undone(&undone);
+        let again = call(
+            "edit_file",
+            json!({"path": "a.py", "old_text": "x = 2", "new_text": "x = 3"}),
+        );
+        let (arguments, note) = phases.rebase_on_undone(&again).unwrap();
+        assert_eq!(
+            arguments,
+            json!({"path": "a.py", "old_text": "x = 1", "new_text": "x = 3"})
+        );
+        assert!(
+            note.contains("taken as the lines that edit replaced: `x = 1`"),
+            "{note}"
+        );
+        let elsewhere = call(
+            "edit_file",
+            json!({"path": "b.py", "old_text": "x = 2", "new_text": "x = 3"}),
+        );
+        assert_eq!(phases.rebase_on_undone(&elsewhere), None);
+        assert_eq!(Phases::new(false).rebase_on_undone(&again), None);
+        phases.remember_undone(&again);
+        let third = call(
+            "edit_file",
+            json!({"path": "a.py", "old_text": "x = 3", "new_text": "x = 4"}),
+        );
+        assert_eq!(
+            phases.rebase_on_undone(&third).unwrap().0["old_text"],
+            "x = 1",
+            "an undone rebased edit had replaced the original lines too"
+        );
     }
 
     #[test]

@@ -600,7 +600,19 @@ impl Run {
                 .get(&call.name)
                 .map(|tool| tool.output_line_limit(&ctx))
                 .unwrap_or(self.spec.config.limits.tool_output_lines);
-            let result = self.registry.call(&ctx, &call.name, &call.arguments).await;
+            // An edit of lines that only an undone edit wrote means the lines that edit replaced.
+            let rebased = self.phases.rebase_on_undone(call);
+            let arguments = rebased.as_ref().map_or(&call.arguments, |(args, _)| args);
+            let result = self
+                .registry
+                .call(&ctx, &call.name, arguments)
+                .await
+                .map(|mut out| {
+                    if let Some((_, note)) = &rebased {
+                        out.text = format!("{note}{}", out.text);
+                    }
+                    out
+                });
             (result, false, limit)
         };
         let duration_ms = elapsed_ms(started);
@@ -680,6 +692,7 @@ impl Run {
                     output.push_str(sentence);
                     output.push_str(shown.as_deref().unwrap_or_default());
                     if undo {
+                        self.phases.remember_undone(call);
                         // The checkpoint before this call is the code as it was before the edit.
                         if let Err(err) = self.workspace.rollback(&self.last_checkpoint) {
                             return Some(Ending::infra(format!(

@@ -20,7 +20,7 @@ How to work:
 Never change what an existing test expects, never skip or delete tests, and never touch files the project notes forbid. Keep the change small. Call one tool per reply.";
 
 /// Steps 2–4 of the rules when the guided phases put the fix before the test.
-const FIX_FIRST_STEPS: &str = "2. Fix the code with edit_file, in the line that computes what the ticket says is wrong: old_text is copied exactly from the file (without read_file's line numbers) and must occur exactly once. plumb runs the existing tests after it.
+const FIX_FIRST_STEPS: &str = "2. Fix the code with edit_file: old_text is copied exactly from the file (without read_file's line numbers) and must occur exactly once. plumb runs the existing tests after it.
 3. Then add a test that shows the bug (a new test function, in a new or an existing test file) for the ticket's own example, asserting only the figure the ticket gives. plumb runs it with your fix and on the original code: it must pass with the fix and fail without it.
 4. If it fails with your fix, decide from the figures whether the test or the fix is wrong, and change that one.";
 

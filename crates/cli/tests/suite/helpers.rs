@@ -664,7 +664,8 @@ fn candidates_script(fixture: &Fixture) -> std::path::PathBuf {
         )
         .tool_or(
             "edit_file",
-            append("def test_gst_as_charged():\n    totals = compute_invoice_totals(invoice(item(\"1000.00\", discount=\"100.00\")))\n    assert totals.tax == Decimal(\"180.00\")\n"),
+            // Asserts the bug with no `==`, so the figure search has nothing to vary.
+            append("def test_gst_as_charged():\n    totals = compute_invoice_totals(invoice(item(\"1000.00\", discount=\"100.00\")))\n    assert totals.tax > Decimal(\"170.00\")\n"),
             &[
                 (
                     "edit_file",
@@ -707,7 +708,7 @@ fn candidates_try_other_replies_until_a_write_does_what_the_phase_needs() {
             ("not tried: tests/test_invoice_totals.py is a test file, and the test comes after the fix: first change the code the ticket is about with edit_file. Then plumb runs your test with the fix and without it. Nothing was changed.".to_string(), false),
             ("it writes nothing, so there is nothing to try".to_string(), false),
             ("the existing tests after it: tests that passed before fail".to_string(), false),
-            ("the existing tests after it: no test that passed before fails".to_string(), true),
+            ("the existing tests after it: no test that passed before fails; the fix probe finds a figure of the ticket".to_string(), true),
         ]
     );
     assert_eq!(
