@@ -320,15 +320,18 @@ impl Run {
         }
         let mut confirmed = false;
         if let Some((test_file, example)) = self.phases.probe_after(check, verdict) {
-            confirmed = matches!(
-                self.probe_fix(&test_file, &example).await?,
-                FigureSearch::Found(_)
-            );
-            said.push_str(if confirmed {
-                "; the fix probe finds a figure of the ticket"
-            } else {
-                "; the fix probe finds no figure of the ticket"
-            });
+            match self.probe_fix(&test_file, &example).await? {
+                FigureSearch::Found(_) => {
+                    confirmed = true;
+                    said.push_str("; the fix probe finds a figure of the ticket");
+                }
+                // The real call would be undone.
+                FigureSearch::NoneShowed(_) => {
+                    wanted = false;
+                    said.push_str("; the fix probe finds no figure of the ticket");
+                }
+                FigureSearch::NotTried => {}
+            }
         }
         // A patch that cannot be made (a binary change) simply gets no vote.
         let change = wanted

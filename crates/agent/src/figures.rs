@@ -220,7 +220,7 @@ pub(crate) fn probe_note(search: &FigureSearch) -> Option<String> {
             found.kept.trim()
         )),
         FigureSearch::NoneShowed(_) => Some(
-            "\n\nBut plumb checked your fix with the example of the closest test, and none of the values the tests there check comes out as a figure the ticket gives with it (and differently without it). So this change may not be the fix: look again at the line that computes what the ticket says is wrong, and change that one.".to_string(),
+            "\n\nBut plumb checked your change with the example of the closest test, and none of the values the tests there check comes out as a figure the ticket gives with it (and differently without it): it does not fix what the ticket describes.".to_string(),
         ),
         FigureSearch::NotTried => None,
     }

@@ -120,6 +120,8 @@ pub(crate) struct Phases {
     source_edited: bool,
     /// How the project's tests ran after the last source edit, while the model had no test.
     existing: Option<TestVerdict>,
+    /// The last fix was undone because the fix probe found no figure of the ticket in it.
+    unconfirmed: bool,
     /// The model's test file and its last runs.
     test: Option<TestRuns>,
     /// The existing test file shown up front, where a new test can be added at the end and use
@@ -192,6 +194,7 @@ impl Phases {
             enabled,
             source_edited: false,
             existing: None,
+            unconfirmed: false,
             test: None,
             test_file: None,
             example: None,
@@ -237,7 +240,10 @@ impl Phases {
         if !self.enabled {
             return None;
         }
-        if !self.source_edited && self.existing.is_none_or(|v| v == TestVerdict::Passes) {
+        if !self.source_edited
+            && !self.unconfirmed
+            && self.existing.is_none_or(|v| v == TestVerdict::Passes)
+        {
             return Some(
                 "fix the code first: change the lines the ticket is about with edit_file (old_text copied from the code shown above, new_text the corrected lines). plumb runs the existing tests after it; the test comes next.".to_string(),
             );
@@ -246,6 +252,11 @@ impl Phases {
             if self.existing.is_some_and(|v| v != TestVerdict::Passes) {
                 return Some(
                     "your last change broke tests that passed before, so plumb undid it (see above): fix the code again with edit_file, changing only the lines the ticket is about.".to_string(),
+                );
+            }
+            if self.unconfirmed {
+                return Some(
+                    "your last change did not change any value the tests check to a figure the ticket gives, so plumb undid it (see above): fix the code again with edit_file, in the line that computes what the ticket says is wrong.".to_string(),
                 );
             }
             return Some(match &self.test_file {
@@ -351,6 +362,20 @@ impl Phases {
                         .is_some_and(|t| t.original == TestVerdict::Fails)
             }
         }
+    }
+
+    /// Records a fix that kept the old tests passing but that the fix probe could not confirm
+    /// (`figures.rs`: with it, no value the closest test checks comes out as a figure of the
+    /// ticket): it is undone like a fix that breaks tests, and the fix step starts again. On
+    /// BILL-412 the 1.5B model's wrong fixes (a rewritten `check_line` bound) all kept the old
+    /// tests passing; told that the fix was doubtful, it went on to write tests for it anyway.
+    /// Returns the sentence for the model.
+    pub(crate) fn reject_unconfirmed(&mut self) -> &'static str {
+        if !self.source_edited {
+            self.unconfirmed = true;
+            self.existing = None;
+        }
+        "So plumb undid it: the code is as it was before this edit. Fix the code again: change the line that computes what the ticket says is wrong."
     }
 
     /// Remembers an `edit_file` call plumb undid (see [`Phases::undoes`]).
@@ -514,6 +539,7 @@ impl Phases {
             PhaseCheck::Existing(_) => {
                 if verdict.now == TestVerdict::Passes {
                     self.source_edited = true;
+                    self.unconfirmed = false;
                     self.existing = Some(TestVerdict::Passes);
                     "The existing tests still pass. Now add a test that shows the bug: it must pass with your fix and fail on the original code."
                 } else {
@@ -970,6 +996,24 @@ mod tests {
             verdict(TestVerdict::Passes, Some(TestVerdict::Fails)),
         );
         assert_eq!(phases.trial(&source_edit()), None, "nothing left to want");
+    }
+
+    #[test]
+    fn an_unconfirmed_fix_starts_the_fix_step_again() {
+        let mut phases = Phases::new(true);
+        assert!(phases.reject_unconfirmed().starts_with("So plumb undid it"));
+        assert!(
+            phases
+                .next_step()
+                .unwrap()
+                .starts_with("your last change did not change any value the tests check")
+        );
+        assert!(phases.refusal(&test_edit()).is_some(), "still the fix step");
+        phases.record(
+            &PhaseCheck::Existing(None),
+            verdict(TestVerdict::Passes, None),
+        );
+        assert!(phases.next_step().unwrap().starts_with("now add a test"));
     }
 
     #[test]

@@ -676,18 +676,27 @@ impl Run {
                             Err(ending) => return Some(ending),
                         }
                     }
-                    let shown = self.phases.shown_after(&check, verdict);
-                    let undo = self.phases.undoes(&check, verdict);
+                    let mut shown = self.phases.shown_after(&check, verdict);
+                    let mut undo = self.phases.undoes(&check, verdict);
+                    let mut unconfirmed = false;
                     if let Some((test_file, example)) = self.phases.probe_after(&check, verdict) {
                         match self.probe_fix(&test_file, &example).await {
                             Ok(search) => {
                                 report.push_str(&figures::probe_note(&search).unwrap_or_default());
                                 report.push('\n');
+                                unconfirmed =
+                                    matches!(search, figures::FigureSearch::NoneShowed(_));
                             }
                             Err(ending) => return Some(ending),
                         }
                     }
-                    let sentence = self.phases.record(&check, verdict);
+                    let sentence = if unconfirmed {
+                        undo = true;
+                        shown = None;
+                        self.phases.reject_unconfirmed()
+                    } else {
+                        self.phases.record(&check, verdict)
+                    };
                     output.push_str(&report);
                     output.push_str(sentence);
                     output.push_str(shown.as_deref().unwrap_or_default());

@@ -447,10 +447,10 @@ fn a_test_appended_with_an_empty_old_text_uses_the_files_helpers() {
 }
 
 #[test]
-fn a_breaking_fix_is_undone_and_a_fix_that_misses_the_asserted_figure_is_named() {
+fn a_breaking_fix_and_one_that_changes_no_figure_of_the_ticket_are_undone() {
     let fixture = Fixture::billing();
     let ArticleCalls { done, .. } = article_calls();
-    let script = fixture.script_path("missed.jsonl");
+    let script = fixture.script_path("undone.jsonl");
     let source = "billing/invoice_totals.py";
     Script::new()
         .tool(
@@ -463,15 +463,15 @@ fn a_breaking_fix_is_undone_and_a_fix_that_misses_the_asserted_figure_is_named()
         )
         .tool(
             "edit_file",
+            json!({"path": source, "old_text": "tax = compute_gst(gross, rate)", "new_text": "tax = compute_gst(gross - item.discount, rate)"}),
+        )
+        .tool(
+            "edit_file",
             json!({
                 "path": "tests/test_invoice_totals.py",
                 "old_text": "",
                 "new_text": "def test_discount_reduces_taxable_value():\n    totals = compute_invoice_totals(invoice(item(\"1000.00\", discount=\"100.00\")))\n    assert totals.tax == Decimal(\"162.00\")\n",
             }),
-        )
-        .tool(
-            "edit_file",
-            json!({"path": source, "old_text": "tax = compute_gst(gross, rate)", "new_text": "tax = compute_gst(gross - item.discount, rate)"}),
         )
         .tool("done", done)
         .write(&script);
@@ -500,37 +500,35 @@ fn a_breaking_fix_is_undone_and_a_fix_that_misses_the_asserted_figure_is_named()
     });
     assert!(undone, "an undone edit is a failed action");
 
-    let kept = tool_message(&events, 3).unwrap();
+    let unconfirmed = tool_message(&events, 3).unwrap();
     assert!(
-        kept.contains("The existing tests still pass. Now add a test that shows the bug: it must pass with your fix and fail on the original code.\n\nThe ticket says: \"Example: an item costs Rs 1,000 with a Rs 100 discount. 18 percent GST should be Rs 162 (18 percent of Rs 900), but the invoice shows Rs 180 (18 percent of Rs 1,000). Expected: GST is worked out on the price after the discount.\"\n\nThe existing test closest to the ticket, to start from: tests/test_invoice_totals.py, lines 75–76, up to its first assert:\ndef test_discount_reduces_taxable_value():\n    totals = compute_invoice_totals(invoice(item(\"1000.00\", discount=\"100.00\")))\n"),
-        "the ticket's example and the test with its Rs 1,000 and Rs 100 follow a fix that kept the tests: {kept}"
+        unconfirmed.starts_with("Error: plumb undid this edit of billing/invoice_totals.py")
+            && unconfirmed.contains("13 passed")
+            && unconfirmed.contains("But plumb checked your change with the example of the closest test, and none of the values the tests there check comes out as a figure the ticket gives with it (and differently without it): it does not fix what the ticket describes.")
+            && unconfirmed.ends_with("So plumb undid it: the code is as it was before this edit. Fix the code again: change the line that computes what the ticket says is wrong."),
+        "a fix that keeps the old tests but changes no figure of the ticket is undone too: {unconfirmed}"
     );
 
+    let kept = tool_message(&events, 4).unwrap();
     assert!(
-        kept.contains("But plumb checked your fix with the example of the closest test, and none of the values the tests there check comes out as a figure the ticket gives with it"),
-        "a fix that keeps the old tests but changes no figure of the ticket is doubted: {kept}"
-    );
-    let missed = tool_message(&events, 4).unwrap();
-    assert!(
-        missed.starts_with("tests/test_invoice_totals.py already has a test called `test_discount_reduces_taxable_value`"),
-        "{missed}"
-    );
-    assert!(
-        missed.contains("The test fails with your fix exactly as it does on the original code (see above): your change did not touch the figure it checks. If the test builds the ticket's example and asserts the figure the ticket gives, the fix is in the wrong place: find the line that computes that figure and change it.\n\nThe ticket says: \"Example:"),
-        "the same assertion failed both ways: {missed}"
+        kept.contains("plumb checked your fix with the example of the closest test: with it `assert totals.tax == Decimal(\"162.00\")` passes")
+            && kept.contains("The existing tests still pass. Now add a test that shows the bug: it must pass with your fix and fail on the original code.\n\nThe ticket says: \"Example: an item costs Rs 1,000 with a Rs 100 discount. 18 percent GST should be Rs 162 (18 percent of Rs 900), but the invoice shows Rs 180 (18 percent of Rs 1,000). Expected: GST is worked out on the price after the discount.\"\n\nThe existing test closest to the ticket, to start from: tests/test_invoice_totals.py, lines 75–76, up to its first assert:\ndef test_discount_reduces_taxable_value():\n    totals = compute_invoice_totals(invoice(item(\"1000.00\", discount=\"100.00\")))\n"),
+        "the probe, the ticket's example and the closest test follow a confirmed fix: {kept}"
     );
 
-    let fixed = tool_message(&events, 5).unwrap();
+    let test = tool_message(&events, 5).unwrap();
     assert!(
-        fixed.ends_with("The test passes now, and it failed on the original code. Call done: plumb then runs the whole suite and its other checks."),
-        "{fixed}"
+        test.starts_with("tests/test_invoice_totals.py already has a test called `test_discount_reduces_taxable_value`")
+            && test.ends_with("Good: the test passes with your fix and fails on the original code, so it shows the bug and the fix. Call done."),
+        "{test}"
     );
     assert!(
         !report.patch.contains("* 0")
+            && !report.patch.contains("item.gross() - item.discount:")
             && report
                 .patch
                 .contains("+    tax = compute_gst(gross - item.discount, rate)"),
-        "the undone edit is not in the patch: {}",
+        "the undone edits are not in the patch: {}",
         report.patch
     );
 }
