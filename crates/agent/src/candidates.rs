@@ -1,8 +1,9 @@
-//! The candidates helper (on for the embedded model, with guided phases): when the model's reply
-//! writes a file and that write does not do what the phase needs — a fix after which the
-//! project's tests still pass, then a test that passes with the fix and fails on the original
-//! code — plumb samples another reply to the same request, tries its write on the workspace, and
-//! undoes it, up to `helpers.candidates` replies.
+//! The candidates helper (`helpers.candidates`, off by default, with guided phases): when the
+//! model's reply writes a file and that write does not do what the phase needs — a fix after
+//! which the project's tests still pass and that the fix probe confirms, then a test that passes
+//! with the fix and fails on the original code (after the figure search) — plumb samples another
+//! reply to the same request, tries its write on the workspace, and undoes it, up to
+//! `helpers.candidates` replies. Fixes the probe could not confirm are voted on.
 //! The round goes on with the first reply whose write did what was needed, or with the model's
 //! first reply when none did. This is execution-based selection among samples: a weak model's
 //! second or third guess is often right where its first is not, and the harness can tell which

@@ -1,7 +1,10 @@
 //! Figure search, part of the guided phases: when the model's new test runs but does not show the
 //! fix (it passes on the original code too, or fails with the fix), plumb tries the test again with
 //! each figure the ticket writes in place of the figure one of its asserts expects, one assert at
-//! a time, and keeps the first version that passes with the fix and fails on the original code.
+//! a time — on the value the assert checks, then on each other value the file's tests check on the
+//! same variable — and keeps the first version that passes with the fix and fails on the original
+//! code. The same search on the existing test closest to the ticket is the fix probe: it tells
+//! whether a fix that keeps the old tests passing changes a value to a figure of the ticket.
 //!
 //! Why: a 1.5B model builds the ticket's example correctly far more often than it picks the figure
 //! to assert. On BILL-412 it asserted the bug's own Rs 180 ("the invoice shows Rs 180"), or a total

@@ -125,7 +125,9 @@ impl EditFile {
                 ));
             }
             // Appending: the one edit a model can make without copying any of the file.
-            if let Some(note) = loose_test_lines(&rel, &a.new_text) {
+            if let Some(note) = loose_test_lines(&rel, &a.new_text)
+                .or_else(|| test_outside_tests(&rel, &a.new_text))
+            {
                 return Err(ToolError::respond(note));
             }
             let dropped = drop_helper_parameters(&rel, &a.new_text, &before);
@@ -252,9 +254,24 @@ fn loose_test_lines(rel: &str, added: &str) -> Option<String> {
     ))
 }
 
+/// A note refusing to append a test function (`def test…`) to a Python file that is not a test
+/// file: pytest would never collect it, and the linter then flags its names. A small model asked
+/// for a test after its fix appended it to the file it had just fixed.
+fn test_outside_tests(rel: &str, added: &str) -> Option<String> {
+    if !rel.ends_with(".py") || plumb_verify::tamper::is_test_file(rel) {
+        return None;
+    }
+    let name = defined_names(added)
+        .into_iter()
+        .find(|name| name.starts_with("test"))?;
+    Some(format!(
+        "{rel} is not a test file, so pytest would never run `{name}` there. Add the test to a test file (the one under tests/ for this code). Nothing was changed."
+    ))
+}
+
 /// In a Python test file, `added` with the parameters of its test functions that name one of the
-/// file's helper functions (a top-level `def` that is not a fixture) taken out, and a note saying
-/// so. pytest fills a test's parameters from fixtures, so `def test_x(item):` fails with "fixture
+/// file's helper functions (a top-level `def` that is not a fixture), or `self`, taken out, and a
+/// note saying so. pytest fills a test's parameters from fixtures, so `def test_x(item):` fails with "fixture
 /// 'item' not found" and hides the helper `item(...)` the body means to call. `None` when there is
 /// none.
 fn drop_helper_parameters(rel: &str, added: &str, file: &str) -> Option<(String, String)> {
@@ -300,7 +317,8 @@ fn drop_helper_parameters(rel: &str, added: &str, file: &str) -> Option<(String,
                 .filter(|param| !param.is_empty())
                 .filter(|param| {
                     let name = param.split([':', '=']).next().unwrap_or_default().trim();
-                    let helper = helpers.iter().any(|h| h == name);
+                    // `self` on a top-level test is copied from a test class: never a fixture.
+                    let helper = name == "self" || helpers.iter().any(|h| h == name);
                     if helper {
                         dropped.push(name.to_string());
                     }
@@ -317,7 +335,7 @@ fn drop_helper_parameters(rel: &str, added: &str, file: &str) -> Option<(String,
     Some((
         lines.join("\n"),
         format!(
-            "Took {} out of the test's parameters: pytest fills a test's parameters from fixtures, and {} the file's helper function, called directly in the body. ",
+            "Took {} out of the test's parameters: pytest fills a test's parameters from fixtures, and {} no fixture (a helper function of the file is called directly in the body; `self` belongs to a test class). ",
             names.join(", "),
             if dropped.len() == 1 {
                 "that name is"
@@ -605,6 +623,21 @@ mod tests {
     }
 
     #[test]
+    fn a_test_function_is_not_appended_to_a_source_file() {
+        let test = "def test_gst():\n    assert 1 == 1\n";
+        assert!(
+            test_outside_tests("billing/invoice_totals.py", test)
+                .unwrap()
+                .starts_with("billing/invoice_totals.py is not a test file, so pytest would never run `test_gst` there.")
+        );
+        assert_eq!(test_outside_tests("tests/test_totals.py", test), None);
+        assert_eq!(
+            test_outside_tests("billing/invoice_totals.py", "def total():\n    pass\n"),
+            None
+        );
+    }
+
+    #[test]
     fn loose_statements_are_not_appended_to_a_python_test() {
         let test = "tests/test_totals.py";
         assert!(
@@ -641,6 +674,12 @@ mod tests {
         assert_eq!(
             drop_helper_parameters("tests/test_a.py", "def test_b(totals):\n    pass\n", file),
             None
+        );
+        assert_eq!(
+            drop_helper_parameters("tests/test_a.py", "def test_c(self):\n    pass\n", file)
+                .unwrap()
+                .0,
+            "def test_c():\n    pass\n"
         );
         assert_eq!(drop_helper_parameters("billing/a.py", added, file), None);
     }
