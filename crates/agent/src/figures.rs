@@ -27,7 +27,8 @@ const MAX_TRIES: usize = 200;
 
 /// What the search came to.
 pub(crate) enum FigureSearch {
-    /// Nothing to try: not pytest, no new test function, no `assert … == <number>`.
+    /// Nothing to try (not pytest, no new test function, no `assert … == <number>`), or the runs
+    /// gave no per-test results to judge by.
     NotTried,
     /// This many versions were tried and none showed the fix.
     NoneShowed(usize),
@@ -73,6 +74,10 @@ impl Run {
         };
         let baseline = self.workspace.baseline_text(test_file).ok().flatten();
         let lines: Vec<&str> = text.lines().collect();
+        // A test of the project renamed looks new by its name: the search never rewrites one.
+        if renames_a_test(&lines, baseline.as_deref()) {
+            return Ok(FigureSearch::NotTried);
+        }
         let Some(function) = new_tests(&lines, baseline.as_deref()).pop() else {
             return Ok(FigureSearch::NotTried);
         };
@@ -90,11 +95,13 @@ impl Run {
         // with the fix and on the original code, instead of two per version.
         let all = renamed_versions(&versions, &function.name);
         let tried = with_function(&lines, &function, &all, text.ends_with('\n'));
-        let Some(index) = self
+        let index = match self
             .first_that_shows(test_file, &text, tried, &function.name, tries)
             .await?
-        else {
-            return Ok(FigureSearch::NoneShowed(tries));
+        {
+            Shown::At(index) => index,
+            Shown::NoneOf => return Ok(FigureSearch::NoneShowed(tries)),
+            Shown::Unknown => return Ok(FigureSearch::NotTried),
         };
         let version = &versions[index];
         let kept = with_function(&lines, &function, &version.text, text.ends_with('\n'));
@@ -145,19 +152,21 @@ impl Run {
                 .first_that_shows(test_file, &text, tried, PROBE, tries)
                 .await?
             {
-                Some(index) => FigureSearch::Found(FigureFound {
+                Shown::At(index) => FigureSearch::Found(FigureFound {
                     written: versions[index].written.clone(),
                     kept: versions[index].kept.clone(),
                     function: versions[index].text.clone(),
                 }),
-                None => FigureSearch::NoneShowed(tries),
+                Shown::NoneOf => FigureSearch::NoneShowed(tries),
+                Shown::Unknown => FigureSearch::NotTried,
             },
         )
     }
 
     /// Writes `tried` (the versions as tests `NAME__figure_N`) to `test_file`, runs the file with
     /// the fix and on the original code, and puts `text` back. The first version that passed
-    /// with the fix and failed on the original, if any.
+    /// with the fix and failed on the original, if any; `Unknown` when a run gave no per-test
+    /// results (nothing can be concluded from it, least of all that no version showed the fix).
     async fn first_that_shows(
         &mut self,
         test_file: &str,
@@ -165,7 +174,7 @@ impl Run {
         tried: String,
         name: &str,
         tries: usize,
-    ) -> Result<Option<usize>, Ending> {
+    ) -> Result<Shown, Ending> {
         let path = self.workspace.root().join(test_file);
         std::fs::write(&path, tried).map_err(Ending::infra)?;
         let root = self.workspace.root().to_path_buf();
@@ -177,8 +186,11 @@ impl Run {
         std::fs::write(&path, text).map_err(Ending::infra)?;
         let with_fix = with_fix?;
         let Some(on_original) = on_original.transpose()? else {
-            return Ok(None);
+            return Ok(Shown::Unknown);
         };
+        if with_fix.results.is_none() || on_original.results.is_none() {
+            return Ok(Shown::Unknown);
+        }
         let outcome = |run: &plumb_tools::TestRun, index: usize| {
             let suffix = format!("::{name}__figure_{index}");
             run.results.as_ref().and_then(|results| {
@@ -189,11 +201,22 @@ impl Run {
                     .map(|(_, outcome)| *outcome)
             })
         };
-        Ok((0..tries).find(|&index| {
+        let shows = (0..tries).find(|&index| {
             outcome(&with_fix, index) == Some(TestOutcome::Passed)
                 && outcome(&on_original, index) == Some(TestOutcome::Failed)
-        }))
+        });
+        Ok(shows.map_or(Shown::NoneOf, Shown::At))
     }
+}
+
+/// What running the versions showed.
+enum Shown {
+    /// This version passed with the fix and failed on the original code.
+    At(usize),
+    /// None did.
+    NoneOf,
+    /// The runs gave no per-test results.
+    Unknown,
 }
 
 /// The name the fix probe's test versions are written under.
@@ -275,6 +298,16 @@ fn new_tests(lines: &[&str], baseline: Option<&str>) -> Vec<Function> {
         });
     }
     found
+}
+
+/// True when a test `baseline` defines is no longer in `lines` (renamed or deleted).
+fn renames_a_test(lines: &[&str], baseline: Option<&str>) -> bool {
+    let now: Vec<&str> = lines.iter().copied().filter_map(test_name).collect();
+    baseline.is_some_and(|text| {
+        text.lines()
+            .filter_map(test_name)
+            .any(|name| !now.contains(&name))
+    })
 }
 
 /// The name of the test a top-level `def test…(` line opens.
@@ -484,6 +517,11 @@ mod tests {
             }]
         );
         assert_eq!(new_tests(&lines, None).len(), 2);
+        assert!(!renames_a_test(&lines, Some(baseline)));
+        assert!(
+            renames_a_test(&lines, Some("def test_gone():\n    pass\n")),
+            "a project test renamed is not a new test to rewrite"
+        );
         let replaced = with_function(
             &lines,
             &new_tests(&lines, Some(baseline))[0],

@@ -150,12 +150,16 @@ pub fn closest_test(
 }
 
 /// The whole text of the existing test in `test_file` closest to the ticket (as
-/// [`closest_test`] picks it), unnumbered.
+/// [`closest_test`] picks it), unnumbered — only when it shares at least two figures with the
+/// ticket, so that the ticket's example is one this test builds (the fix probe judges a fix by
+/// it, and a ticket whose numbers are an issue id and a line number has no such example).
 pub fn closest_test_text(root: &Path, test_file: &str, ticket: &str) -> Option<String> {
     let text = std::fs::read_to_string(root.join(test_file)).ok()?;
     let lines: Vec<&str> = text.lines().collect();
     let (start, end) = closest_block(&lines, ticket)?;
-    Some(lines[start..end].join("\n"))
+    let block = lines[start..end].join("\n");
+    let shared = figures(&block).intersection(&figures(ticket)).count();
+    (shared >= 2).then_some(block)
 }
 
 /// Lines `start..end` of the test in `lines` using most of the ticket's figures, then most of
@@ -468,6 +472,21 @@ mod tests {
         assert_eq!(
             closest_test(dir.path(), "tests/missing.py", ticket, 40),
             None
+        );
+        assert_eq!(
+            closest_test_text(dir.path(), "tests/test_totals.py", ticket).as_deref(),
+            Some(
+                "def test_discount_is_taken_off():\n    line = item(\"1000.00\", discount=\"100.00\")\n    assert totals(line).taxable == 900"
+            )
+        );
+        assert_eq!(
+            closest_test_text(
+                dir.path(),
+                "tests/test_totals.py",
+                "BILL-7: crash at 1000 items"
+            ),
+            None,
+            "one shared figure is no example the test builds"
         );
     }
 
