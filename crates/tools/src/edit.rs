@@ -242,7 +242,17 @@ fn loose_test_lines(rel: &str, added: &str) -> Option<String> {
         return None;
     }
     let first = added.lines().find(|line| !line.trim().is_empty())?;
-    const TOP_LEVEL: [&str; 7] = ["def ", "async def ", "class ", "@", "import ", "from ", "#"];
+    const TOP_LEVEL: [&str; 9] = [
+        "def ",
+        "async def ",
+        "class ",
+        "@",
+        "import ",
+        "from ",
+        "#",
+        "\"\"\"",
+        "'''",
+    ];
     if TOP_LEVEL.iter().any(|start| first.starts_with(start))
         || first.contains(" = ") && !first.starts_with(char::is_whitespace)
     {
@@ -261,9 +271,14 @@ fn test_outside_tests(rel: &str, added: &str) -> Option<String> {
     if !rel.ends_with(".py") || plumb_verify::tamper::is_test_file(rel) {
         return None;
     }
+    // Only what is plainly a pytest test: `def test…():` without parameters, with an assert. A
+    // source module may well have a `test_connection(host)` of its own.
     let name = defined_names(added)
         .into_iter()
-        .find(|name| name.starts_with("test"))?;
+        .find(|name| name.starts_with("test") && added.contains(&format!("def {name}():")))?;
+    if !added.contains("assert ") {
+        return None;
+    }
     Some(format!(
         "{rel} is not a test file, so pytest would never run `{name}` there. Add the test to a test file (the one under tests/ for this code). Nothing was changed."
     ))
@@ -635,6 +650,14 @@ mod tests {
             test_outside_tests("billing/invoice_totals.py", "def total():\n    pass\n"),
             None
         );
+        assert_eq!(
+            test_outside_tests(
+                "net/probe.py",
+                "def test_connection(host):\n    return ping(host)\n"
+            ),
+            None,
+            "a module's own function of that name is not a pytest test"
+        );
     }
 
     #[test]
@@ -651,6 +674,7 @@ mod tests {
             "@pytest.mark.slow\ndef test_a():\n    pass\n",
             "from billing import tax\n",
             "TODAY = date(2024, 1, 1)\n",
+            "\"\"\"More tests.\"\"\"\n\ndef test_b():\n    pass\n",
         ] {
             assert_eq!(loose_test_lines(test, fine), None, "{fine}");
         }
