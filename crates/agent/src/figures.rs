@@ -65,13 +65,10 @@ impl Run {
     /// Tries the figure search on `test_file`; on success the workspace holds the version found.
     /// The file is left as it was when nothing showed the fix.
     pub(crate) async fn search_figures(&mut self, test_file: &str) -> Result<FigureSearch, Ending> {
-        if self.test_command.runner != Runner::Pytest || !test_file.ends_with(".py") {
-            return Ok(FigureSearch::NotTried);
-        }
-        let path = self.workspace.root().join(test_file);
-        let Ok(text) = std::fs::read_to_string(&path) else {
+        let Some(text) = self.pytest_file(test_file) else {
             return Ok(FigureSearch::NotTried);
         };
+        let path = self.workspace.root().join(test_file);
         let baseline = self.workspace.baseline_text(test_file).ok().flatten();
         let lines: Vec<&str> = text.lines().collect();
         // A test of the project renamed looks new by its name: the search never rewrites one.
@@ -81,12 +78,8 @@ impl Run {
         let Some(function) = new_tests(&lines, baseline.as_deref()).pop() else {
             return Ok(FigureSearch::NotTried);
         };
-        let figures: Vec<String> = plumb_context::relevant::figures(&self.spec.ticket)
-            .into_iter()
-            .collect();
         let body = lines[function.start..function.end].join("\n");
-        let versions = versions(&body, &figures, &text);
-        let versions: Vec<Version> = versions.into_iter().take(MAX_TRIES).collect();
+        let versions = self.ticket_versions(&body, &text);
         let tries = versions.len();
         if tries == 0 {
             return Ok(FigureSearch::NotTried);
@@ -123,24 +116,14 @@ impl Run {
         test_file: &str,
         example: &str,
     ) -> Result<FigureSearch, Ending> {
-        if self.test_command.runner != Runner::Pytest || !test_file.ends_with(".py") {
-            return Ok(FigureSearch::NotTried);
-        }
-        let path = self.workspace.root().join(test_file);
-        let Ok(text) = std::fs::read_to_string(&path) else {
+        let Some(text) = self.pytest_file(test_file) else {
             return Ok(FigureSearch::NotTried);
         };
         let Some(name) = example.lines().find_map(test_name) else {
             return Ok(FigureSearch::NotTried);
         };
         let probe = example.replacen(&format!("def {name}("), &format!("def {PROBE}("), 1);
-        let figures: Vec<String> = plumb_context::relevant::figures(&self.spec.ticket)
-            .into_iter()
-            .collect();
-        let versions: Vec<Version> = versions(&probe, &figures, &text)
-            .into_iter()
-            .take(MAX_TRIES)
-            .collect();
+        let versions = self.ticket_versions(&probe, &text);
         let tries = versions.len();
         if tries == 0 {
             return Ok(FigureSearch::NotTried);
@@ -161,6 +144,25 @@ impl Run {
                 Shown::Unknown => FigureSearch::NotTried,
             },
         )
+    }
+
+    /// The text of `test_file` in the workspace when pytest runs it (the only runner whose test
+    /// ids the search can name), else `None`.
+    fn pytest_file(&self, test_file: &str) -> Option<String> {
+        (self.test_command.runner == Runner::Pytest && test_file.ends_with(".py"))
+            .then(|| std::fs::read_to_string(self.workspace.root().join(test_file)).ok())
+            .flatten()
+    }
+
+    /// The versions of `function` (in `file`) with the ticket's figures, at most [`MAX_TRIES`].
+    fn ticket_versions(&self, function: &str, file: &str) -> Vec<Version> {
+        let figures: Vec<String> = plumb_context::relevant::figures(&self.spec.ticket)
+            .into_iter()
+            .collect();
+        versions(function, &figures, file)
+            .into_iter()
+            .take(MAX_TRIES)
+            .collect()
     }
 
     /// Writes `tried` (the versions as tests `NAME__figure_N`) to `test_file`, runs the file with

@@ -9,6 +9,15 @@ use serde_json::json;
 
 use super::common::{Fixture, journal_events, plumb_command, report, stderr};
 
+/// The small-model helpers a guided run on BILL-412 needs: the phases, and the code (with its
+/// test file) up front.
+const GUIDED: [&str; 4] = [
+    "-c",
+    "helpers.phases=true",
+    "-c",
+    "helpers.code_up_front=true",
+];
+
 fn tool_message(events: &[Event], round: u32) -> Option<String> {
     events.iter().find_map(|e| match e {
         Event::ModelRequest { round: r, messages } if *r == round => messages
@@ -407,15 +416,7 @@ fn a_test_appended_with_an_empty_old_text_uses_the_files_helpers() {
         )
         .tool("done", done)
         .write(&script);
-    let output = fixture.fix_with_script(
-        &script,
-        &[
-            "-c",
-            "helpers.phases=true",
-            "-c",
-            "helpers.code_up_front=true",
-        ],
-    );
+    let output = fixture.fix_with_script(&script, &GUIDED);
     let report = report(&output);
     let events = journal_events(&report);
     assert_eq!(report.outcome, Outcome::Success, "{}", stderr(&output));
@@ -475,15 +476,7 @@ fn a_breaking_fix_and_one_that_changes_no_figure_of_the_ticket_are_undone() {
         )
         .tool("done", done)
         .write(&script);
-    let output = fixture.fix_with_script(
-        &script,
-        &[
-            "-c",
-            "helpers.phases=true",
-            "-c",
-            "helpers.code_up_front=true",
-        ],
-    );
+    let output = fixture.fix_with_script(&script, &GUIDED);
     let report = report(&output);
     let events = journal_events(&report);
     assert_eq!(report.outcome, Outcome::Success, "{}", stderr(&output));
@@ -550,15 +543,7 @@ fn a_test_asserting_the_bugs_figure_is_tried_with_the_tickets_figures() {
         )
         .tool("done", done)
         .write(&script);
-    let output = fixture.fix_with_script(
-        &script,
-        &[
-            "-c",
-            "helpers.phases=true",
-            "-c",
-            "helpers.code_up_front=true",
-        ],
-    );
+    let output = fixture.fix_with_script(&script, &GUIDED);
     let report = report(&output);
     let events = journal_events(&report);
     assert_eq!(report.outcome, Outcome::Success, "{}", stderr(&output));
@@ -605,15 +590,7 @@ fn a_test_asserting_the_tickets_figure_on_the_wrong_value_is_tried_on_the_values
         )
         .tool("done", done)
         .write(&script);
-    let output = fixture.fix_with_script(
-        &script,
-        &[
-            "-c",
-            "helpers.phases=true",
-            "-c",
-            "helpers.code_up_front=true",
-        ],
-    );
+    let output = fixture.fix_with_script(&script, &GUIDED);
     let report = report(&output);
     assert_eq!(report.outcome, Outcome::Success, "{}", stderr(&output));
     let searched = tool_message(&journal_events(&report), 3).unwrap();
