@@ -1,9 +1,9 @@
-//! The candidates helper (`helpers.candidates`, off by default, with guided phases): when the
-//! model's reply writes a file and that write does not do what the phase needs — a fix after
-//! which the project's tests still pass and that the fix probe confirms, then a test that passes
-//! with the fix and fails on the original code (after the figure search) — plumb samples another
-//! reply to the same request, tries its write on the workspace, and undoes it, up to
-//! `helpers.candidates` replies. Fixes the probe could not confirm are voted on.
+//! The candidates helper (`helpers.candidates`, with guided phases): when the model's reply
+//! fixes the code and that fix does not do what the phase needs — the project's tests still pass
+//! and the fix probe confirms it (or, once the model has a test, that test passes) — plumb
+//! samples another reply to the same request, tries its write on the workspace, and undoes it, up
+//! to `helpers.candidates` replies. Fixes the probe could not confirm are voted on. A reply that
+//! writes a test is not sampled again (the figure search does that work by running it).
 //! The round goes on with the first reply whose write did what was needed, or with the model's
 //! first reply when none did. This is execution-based selection among samples: a weak model's
 //! second or third guess is often right where its first is not, and the harness can tell which
@@ -62,6 +62,12 @@ impl Run {
         let Some(trial) = self.trial_of(&first) else {
             return Ok((first, first_ms));
         };
+        // Tests are not sampled: the figure search finds the figure a test of the model's
+        // should assert by running it, and on BILL-412 every run that failed went wrong in the
+        // fix step, where a second or third sample is often the right line.
+        if matches!(trial, Trial::Check(PhaseCheck::BothWays(_))) {
+            return Ok((first, first_ms));
+        }
         // A fix is judged by the project's tests still passing, which a wrong fix can do too,
         // and by the fix probe: the first fix the probe confirms is taken; without one, every
         // sample is tried and the change most of the passing ones make wins (self-consistency).

@@ -337,6 +337,8 @@ impl Run {
         let options = RepoMapOptions {
             max_chars: self.spec.config.limits.repo_map_chars,
             max_files: 2_000,
+            // With the code up front the model is shown the test file it is to extend.
+            tests_by_name: self.helpers.code_up_front,
         };
         let repo_map = render_outline(root, None, &options)
             .unwrap_or_else(|err| format!("(no repository map: {err})"));

@@ -121,17 +121,17 @@ pub struct Helpers {
     /// edit, which is undone when it breaks them), then a test run with the fix and on the
     /// original code (with the figure search); the next step is named in every request.
     pub phases: Option<bool>,
-    /// Replies tried per writing round (guided phases only): plumb samples more replies to the
-    /// same request, tries each one's write on the workspace and keeps the one that does what
+    /// Replies tried per fixing round (guided phases only): plumb samples more replies to the
+    /// same request, tries each one's fix on the workspace and keeps the one that does what
     /// the phase needs (see `candidates.rs` in plumb-agent), up to this many. 1 turns it off.
     /// Only the embedded model (and a script with alternatives) can be sampled again.
     pub candidates: Option<u32>,
 }
 
-/// Replies tried per writing round for the embedded model, and the most any setting gives. 1
-/// (off) until it pays: on BILL-412 four candidates cost 2.4 times the seconds per round and
-/// changed no outcome (`scripts/bench_local.py -c helpers.candidates=4`).
-pub const LOCAL_CANDIDATES: u32 = 1;
+/// Replies tried per fixing round for the embedded model, and the most any setting gives. Only
+/// fixes are sampled, and sampling stops at the first the fix probe confirms, so a right first
+/// fix costs nothing more (measured in the closing note of issue 5, `scripts/bench_local.py`).
+pub const LOCAL_CANDIDATES: u32 = 4;
 pub const MAX_CANDIDATES: u32 = 8;
 
 /// The helpers as they apply to one run.

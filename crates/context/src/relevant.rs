@@ -307,7 +307,7 @@ fn score(rel: &str, text: &str, words: &BTreeSet<String>) -> usize {
         .sum()
 }
 
-fn looks_like_test(rel: &str) -> bool {
+pub(crate) fn looks_like_test(rel: &str) -> bool {
     let name = rel.rsplit('/').next().unwrap_or(rel);
     rel.split('/')
         .any(|part| matches!(part, "test" | "tests" | "__tests__" | "spec"))

@@ -32,6 +32,10 @@ pub struct RepoMapOptions {
     pub max_chars: usize,
     /// Files shown at most.
     pub max_files: usize,
+    /// Test files by name only, without their definitions: the embedded model's first message
+    /// (its first round is evaluated token by token on the CPU, and long lists of test names
+    /// are the largest part of a map it does not use).
+    pub tests_by_name: bool,
 }
 
 impl Default for RepoMapOptions {
@@ -39,6 +43,7 @@ impl Default for RepoMapOptions {
         RepoMapOptions {
             max_chars: 16_000,
             max_files: 1_000,
+            tests_by_name: false,
         }
     }
 }
@@ -87,7 +92,12 @@ pub fn render_outline(
             }
         });
     }
-    let files = walk(root, &target);
+    let mut files = walk(root, &target);
+    if opts.tests_by_name {
+        for file in &mut files {
+            file.name_only = crate::relevant::looks_like_test(&file.rel.to_string_lossy());
+        }
+    }
     Ok(render(&files, opts))
 }
 
@@ -98,6 +108,8 @@ struct FileEntry {
     /// Where to read it.
     path: PathBuf,
     is_symlink: bool,
+    /// Listed by name, its definitions left out.
+    name_only: bool,
 }
 
 /// The files under `target`, walked from `root` so that every ignore file between the two applies, and none
@@ -139,6 +151,7 @@ fn walk(root: &Path, target: &Path) -> Vec<FileEntry> {
         files.push(FileEntry {
             rel,
             is_symlink: file_type.is_symlink(),
+            name_only: false,
             path: entry.into_path(),
         });
     }
@@ -336,7 +349,7 @@ fn file_line(file: &FileEntry) -> String {
     let Some(lang) = Language::from_path(&file.rel) else {
         return out;
     };
-    if file.is_symlink {
+    if file.is_symlink || file.name_only {
         return out;
     }
     let Some(source) = read_source(&file.path) else {

@@ -260,6 +260,7 @@ impl Tool for ListFiles {
         let options = plumb_context::repo_map::RepoMapOptions {
             max_chars: ctx.config.limits.repo_map_chars * 2,
             max_files: 400,
+            tests_by_name: false,
         };
         let text = plumb_context::repo_map::render_outline(root, sub.as_deref(), &options)
             .map_err(|err| ToolError::respond(err.to_string()))?;

@@ -527,6 +527,45 @@ fn a_breaking_fix_and_one_that_changes_no_figure_of_the_ticket_are_undone() {
 }
 
 #[test]
+fn a_code_edit_that_breaks_the_suite_once_a_test_exists_is_undone() {
+    let fixture = Fixture::billing();
+    let ArticleCalls { done, .. } = article_calls();
+    let script = fixture.script_path("broken_later.jsonl");
+    let source = "billing/invoice_totals.py";
+    Script::new()
+        .tool(
+            "edit_file",
+            json!({"path": source, "old_text": "tax = compute_gst(gross, rate)", "new_text": "tax = compute_gst(gross - item.discount, rate)"}),
+        )
+        .tool(
+            "edit_file",
+            json!({
+                "path": "tests/test_invoice_totals.py",
+                "old_text": "",
+                "new_text": "def test_gst_with_discount():\n    with pytest.raises(InvoiceError):\n        compute_invoice_totals(invoice(item('1000.00', discount='100.00')))\n",
+            }),
+        )
+        .tool(
+            "edit_file",
+            json!({"path": source, "old_text": "tax = compute_gst(gross - item.discount, rate)", "new_text": "tax = compute_gst(gross - item.discount, rate / 1.18)"}),
+        )
+        .tool("done", done)
+        .write(&script);
+    let output = fixture.fix_with_script(&script, &GUIDED);
+    let report = report(&output);
+    let events = journal_events(&report);
+    let broke = tool_message(&events, 4).unwrap();
+    assert!(
+        broke.starts_with("Error: plumb undid this edit of billing/invoice_totals.py")
+            && broke.contains(
+                "This change broke tests that passed before (see above), so plumb undid it"
+            ),
+        "{broke}"
+    );
+    assert!(!report.patch.contains("1.18"), "{}", report.patch);
+}
+
+#[test]
 fn a_test_asserting_the_bugs_figure_is_tried_with_the_tickets_figures() {
     let fixture = Fixture::billing();
     let ArticleCalls { fix, done, .. } = article_calls();

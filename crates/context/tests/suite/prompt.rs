@@ -17,6 +17,7 @@ fn bill_412_first_prompt_snapshot() {
         &RepoMapOptions {
             max_chars: 6000,
             max_files: 2000,
+            tests_by_name: false,
         },
     )
     .unwrap();

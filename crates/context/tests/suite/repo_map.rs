@@ -60,6 +60,7 @@ fn unlimited() -> RepoMapOptions {
     RepoMapOptions {
         max_chars: usize::MAX,
         max_files: usize::MAX,
+        tests_by_name: false,
     }
 }
 
@@ -86,11 +87,40 @@ fn outline_of_the_whole_tree() {
 }
 
 #[test]
+fn test_files_can_be_listed_by_name_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    write(
+        root,
+        "billing/tax.py",
+        b"def compute_gst(value, rate):\n    return value\n",
+    );
+    write(
+        root,
+        "tests/test_tax.py",
+        b"def test_gst():\n    assert True\n\n\ndef test_rounding():\n    assert True\n",
+    );
+    let opts = RepoMapOptions {
+        tests_by_name: true,
+        ..unlimited()
+    };
+    assert_eq!(
+        render_outline(root, None, &opts).unwrap(),
+        "billing/\n  tax.py: def compute_gst (1)\ntests/\n  test_tax.py\n"
+    );
+    assert_eq!(
+        render_outline(root, None, &unlimited()).unwrap(),
+        "billing/\n  tax.py: def compute_gst (1)\ntests/\n  test_tax.py: def test_gst (1), def test_rounding (5)\n"
+    );
+}
+
+#[test]
 fn outline_within_the_budget_keeps_whole_files() {
     let dir = project();
     let opts = RepoMapOptions {
         max_chars: 200,
         max_files: usize::MAX,
+        tests_by_name: false,
     };
     let actual = render_outline(dir.path(), None, &opts).unwrap();
     let expected = "\
@@ -111,6 +141,7 @@ fn outline_stops_at_max_files() {
     let opts = RepoMapOptions {
         max_chars: usize::MAX,
         max_files: 2,
+        tests_by_name: false,
     };
     let actual = render_outline(dir.path(), None, &opts).unwrap();
     let expected = "\
@@ -127,12 +158,14 @@ fn outline_exactly_at_the_budget_shows_everything() {
     let opts = RepoMapOptions {
         max_chars: FULL.chars().count(),
         max_files: 8,
+        tests_by_name: false,
     };
     let actual = render_outline(dir.path(), None, &opts).unwrap();
     assert_eq!(actual, FULL);
     let one_less = RepoMapOptions {
         max_chars: FULL.chars().count() - 1,
         max_files: 8,
+        tests_by_name: false,
     };
     let actual = render_outline(dir.path(), None, &one_less).unwrap();
     let expected = "\

@@ -10,6 +10,12 @@ use serde_json::Value;
 /// The longest `thought` the grammar allows: a sentence or two.
 const THOUGHT_MAX_CHARS: usize = 200;
 
+/// The longest `old_text` or `new_text` of an edit the grammar allows: some 30 lines, more than
+/// a fix or a test needs. Without a bound the model can repeat one line until its reply limit
+/// (a BILL-412 run wrote the same assert 30 times, three rounds in a row), and a reply cut there
+/// has no call at all; with it, the call closes and the edit gets an answer.
+const EDIT_TEXT_MAX_CHARS: usize = 1200;
+
 /// The schema text for a reply that calls one of `tools`.
 pub(crate) fn reply_schema(tools: &[ToolSpec], thought: bool) -> String {
     let alternatives: Vec<String> = tools
@@ -73,7 +79,7 @@ fn arguments_schema(parameters: &Value) -> String {
             Some(format!(
                 "{}: {}",
                 Value::String((*name).to_string()),
-                property_schema(property)
+                bounded(name, property_schema(property))
             ))
         })
         .collect();
@@ -86,6 +92,16 @@ fn arguments_schema(parameters: &Value) -> String {
         fields.join(", "),
         required_text.join(", ")
     )
+}
+
+/// `schema` with the length bound the grammar puts on argument `name`, if any.
+fn bounded(name: &str, schema: String) -> String {
+    let is_string = schema == r#"{"type":"string"}"#;
+    if is_string && matches!(name, "old_text" | "new_text") {
+        format!(r#"{{"type":"string","maxLength":{EDIT_TEXT_MAX_CHARS}}}"#)
+    } else {
+        schema
+    }
 }
 
 fn property_schema(property: &Value) -> String {
@@ -154,6 +170,20 @@ mod tests {
             parsed["oneOf"][0]["properties"]["arguments"]["properties"]["tests"],
             json!({"type": "array", "items": {"type": "string"}})
         );
+    }
+
+    #[test]
+    fn the_texts_of_an_edit_are_bounded_and_other_arguments_are_not() {
+        let parsed: Value = serde_json::from_str(&reply_schema(&[edit_tool()], true)).unwrap();
+        let arguments = &parsed["oneOf"][0]["properties"]["arguments"]["properties"];
+        for name in ["old_text", "new_text"] {
+            assert_eq!(
+                arguments[name]["maxLength"],
+                json!(EDIT_TEXT_MAX_CHARS),
+                "{arguments}"
+            );
+        }
+        assert_eq!(arguments["path"], json!({"type": "string"}));
     }
 
     #[test]
