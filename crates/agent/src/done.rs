@@ -41,6 +41,7 @@ impl Run {
     pub(crate) async fn answer_done(&mut self) -> Result<DoneAnswer, Ending> {
         let started = Instant::now();
         self.done_count += 1;
+        self.phases.done_called();
         let answer = self.run_ladder().await;
         self.timings.checks_ms += elapsed_ms(started);
         for check in self.checks.clone() {

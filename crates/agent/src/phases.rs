@@ -135,6 +135,8 @@ pub(crate) struct Phases {
     probe: Option<String>,
     /// Edits plumb undid: (path, old_text, new_text).
     undone: Vec<(String, String, String)>,
+    /// The model called `done` (the ladder ran) since its test last came to show the fix.
+    done_tried: bool,
 }
 
 /// What plumb runs after a write, by phase.
@@ -201,7 +203,14 @@ impl Phases {
             ticket_example: None,
             probe: None,
             undone: Vec::new(),
+            done_tried: false,
         }
+    }
+
+    /// The model called `done`: from now on every tool is offered again, so a check the ladder
+    /// fails can be answered.
+    pub(crate) fn done_called(&mut self) {
+        self.done_tried = true;
     }
 
     /// Names the test file the model was shown, so the steps can point at it, and the existing
@@ -216,10 +225,16 @@ impl Phases {
         self.test.as_ref().is_some_and(TestRuns::shows_the_fix)
     }
 
-    /// The tools this reply may call, when not all of them.
+    /// The tools this reply may call, when not all of them. Once the model's test shows the fix,
+    /// only `done` until it has been called: told to call done, the embedded model went on
+    /// editing instead (a benchmark run spent its last round that way), and the ladder checks
+    /// everything there is to check.
     pub(crate) fn allowed_tools(&self) -> Option<Vec<String>> {
-        if !self.enabled || self.shown() {
+        if !self.enabled {
             return None;
+        }
+        if self.shown() {
+            return (!self.done_tried).then(|| vec!["done".to_string()]);
         }
         let tools: &[&str] = if self.source_edited {
             &TEST_PHASE_TOOLS
@@ -308,6 +323,12 @@ impl Phases {
             };
             return Some(format!(
                 "create_file is not offered now: {when}. Nothing was done."
+            ));
+        }
+        if !allowed.contains(&call.name) && self.shown() {
+            return Some(format!(
+                "{} is not offered now: your test passes with your fix and fails on the original code, so call done; plumb then runs the whole suite and its other checks, and if one fails every tool is offered again. Nothing was done.",
+                call.name
             ));
         }
         if !allowed.contains(&call.name) {
@@ -895,9 +916,26 @@ mod tests {
                 .record(&both, shows)
                 .starts_with("Good: the test passes with your fix")
         );
-        assert_eq!(phases.allowed_tools(), None, "done is offered");
+        assert_eq!(
+            phases.allowed_tools(),
+            Some(vec!["done".to_string()]),
+            "only done is offered"
+        );
         assert!(phases.next_step().unwrap().contains("Call done"));
         assert_eq!(phases.refusal(&call("done", json!({}))), None);
+        assert!(
+            phases
+                .refusal(&source_edit())
+                .unwrap()
+                .starts_with("edit_file is not offered now: your test passes with your fix")
+        );
+        phases.done_called();
+        assert_eq!(
+            phases.allowed_tools(),
+            None,
+            "after done every tool is offered again"
+        );
+        assert_eq!(phases.refusal(&source_edit()), None);
     }
 
     #[test]
@@ -950,7 +988,7 @@ mod tests {
                 .record(&again, verdict(TestVerdict::Passes, None))
                 .contains("it failed on the original code. Call done")
         );
-        assert_eq!(phases.allowed_tools(), None);
+        assert_eq!(phases.allowed_tools(), Some(vec!["done".to_string()]));
     }
 
     #[test]

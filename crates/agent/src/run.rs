@@ -21,6 +21,7 @@ use crate::figures;
 use crate::journal::Journal;
 use crate::phases::{self, CheckVerdict, PhaseCheck, Phases, TestVerdict};
 use crate::stuck::{Answered, StuckDetector};
+use crate::unbound;
 use crate::{RunError, RunSpec};
 
 /// The test tool: it runs commands, but a rerun with no file changed gives the same answer.
@@ -716,12 +717,17 @@ impl Run {
                         // The tool's own text shows the edited lines, which are gone again: a
                         // model shown them went on editing them.
                         ok = false;
+                        let path = phases::written_path(call).unwrap_or("the file");
                         output = format!(
-                            "Error: plumb undid this edit of {}: the file is as it was before it (why is below).{}{sentence}{}",
-                            phases::written_path(call).unwrap_or("the file"),
+                            "Error: plumb undid this edit of {path}: the file is as it was before it (why is below).{}{sentence}{}",
                             report,
                             shown.as_deref().unwrap_or_default()
                         );
+                        if let Some(note) = self.used_before_assignment(call, path, &report) {
+                            // A line of its own: long lines are cut in what the model is shown.
+                            output.push('\n');
+                            output.push_str(&note);
+                        }
                     }
                     if let Some(explained) = report_explanation(&check, verdict, &report) {
                         output.push(' ');
@@ -991,6 +997,20 @@ pub(crate) fn run_verdict(run: &TestRun) -> TestVerdict {
 }
 
 /// The plain-words reading of a mistake in the model's new test, when that is what failed.
+impl Run {
+    /// The note on an undone code edit whose tests failed with `UnboundLocalError` (see
+    /// [`unbound`]), read against the file as it is again.
+    fn used_before_assignment(&self, call: &ToolCall, path: &str, report: &str) -> Option<String> {
+        let text = std::fs::read_to_string(self.workspace.root().join(path)).ok()?;
+        let old_text = call
+            .arguments
+            .get("old_text")
+            .and_then(serde_json::Value::as_str)
+            .unwrap_or_default();
+        unbound::used_before_assignment(report, path, &text, old_text)
+    }
+}
+
 fn report_explanation(check: &PhaseCheck, verdict: CheckVerdict, report: &str) -> Option<String> {
     // After an edit of the code an error is the edit's, not the test's.
     (matches!(check, PhaseCheck::BothWays(_)) && verdict.now == TestVerdict::FailsInTheTest)

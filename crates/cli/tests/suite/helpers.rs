@@ -566,6 +566,56 @@ fn a_code_edit_that_breaks_the_suite_once_a_test_exists_is_undone() {
 }
 
 #[test]
+fn a_fix_using_a_variable_above_its_assignment_is_undone_with_the_line_that_assigns_it() {
+    let fixture = Fixture::billing();
+    let ArticleCalls { done, .. } = article_calls();
+    let script = fixture.script_path("unbound.jsonl");
+    let source = "billing/invoice_totals.py";
+    Script::new()
+        .tool(
+            "edit_file",
+            json!({"path": source, "old_text": "tax = compute_gst(gross, rate)", "new_text": "tax = compute_gst(net, rate)"}),
+        )
+        .tool(
+            "edit_file",
+            json!({"path": source, "old_text": "tax = compute_gst(gross, rate)\n    net = apply_discount(gross, item.discount)", "new_text": "net = apply_discount(gross, item.discount)\n    tax = compute_gst(net, rate)"}),
+        )
+        .tool(
+            "edit_file",
+            json!({
+                "path": "tests/test_invoice_totals.py",
+                "old_text": "",
+                "new_text": "def test_gst_after_discount():\n    totals = compute_invoice_totals(invoice(item(\"1000.00\", discount=\"100.00\")))\n    assert totals.tax == Decimal(\"162.00\")\n",
+            }),
+        )
+        .tool("run_tests", json!({}))
+        .tool("done", done)
+        .write(&script);
+    let output = fixture.fix_with_script(&script, &GUIDED);
+    let report = report(&output);
+    let events = journal_events(&report);
+    assert_eq!(report.outcome, Outcome::Success, "{}", stderr(&output));
+    let undone = tool_message(&events, 2).unwrap();
+    assert!(
+        undone.starts_with("Error: plumb undid this edit of billing/invoice_totals.py")
+            && undone.ends_with("changing only the lines the ticket is about.\nUnboundLocalError: your line uses `net` above the line that assigns it (billing/invoice_totals.py line 53: `net = apply_discount(gross, item.discount)`). To use `net`, make one edit whose old_text is from your line down to that line, and whose new_text assigns `net` first, then uses it."),
+        "{undone}"
+    );
+    let refused = tool_message(&events, 5).unwrap();
+    assert!(
+        refused.starts_with("Error: run_tests is not offered now: your test passes with your fix and fails on the original code, so call done"),
+        "once the test shows the fix only done is offered: {refused}"
+    );
+    assert!(
+        report.patch.contains(
+            "-    tax = compute_gst(gross, rate)\n     net = apply_discount(gross, item.discount)\n+    tax = compute_gst(net, rate)"
+        ),
+        "{}",
+        report.patch
+    );
+}
+
+#[test]
 fn a_test_asserting_the_bugs_figure_is_tried_with_the_tickets_figures() {
     let fixture = Fixture::billing();
     let ArticleCalls { fix, done, .. } = article_calls();
@@ -678,15 +728,12 @@ fn candidates_script(fixture: &Fixture) -> std::path::PathBuf {
         )
         .tool_or(
             "edit_file",
-            // Asserts the bug with no `==`, so the figure search has nothing to vary.
-            append("def test_gst_as_charged():\n    totals = compute_invoice_totals(invoice(item(\"1000.00\", discount=\"100.00\")))\n    assert totals.tax > Decimal(\"170.00\")\n"),
-            &[
-                (
-                    "edit_file",
-                    append("def test_gst_plain():\n    assert compute_invoice_totals(invoice(item(\"1000.00\"))).tax == Decimal(\"180.00\")\n"),
-                ),
-                ("edit_file", append(good_test)),
-            ],
+            append(good_test),
+            // Never sampled: a reply that writes a test goes on as it is.
+            &[(
+                "edit_file",
+                append("def test_gst_plain():\n    assert compute_invoice_totals(invoice(item(\"1000.00\"))).tax == Decimal(\"180.00\")\n"),
+            )],
         )
         .tool("done", done)
         .write(&script);
@@ -694,7 +741,7 @@ fn candidates_script(fixture: &Fixture) -> std::path::PathBuf {
 }
 
 #[test]
-fn candidates_try_other_replies_until_a_write_does_what_the_phase_needs() {
+fn candidates_try_other_fixes_until_one_does_what_the_phase_needs_and_leave_tests_alone() {
     let fixture = Fixture::billing();
     let script = candidates_script(&fixture);
     let output = fixture.fix_with_script(
@@ -725,22 +772,9 @@ fn candidates_try_other_replies_until_a_write_does_what_the_phase_needs() {
             ("the existing tests after it: no test that passed before fails; the fix probe finds a figure of the ticket".to_string(), true),
         ]
     );
-    assert_eq!(
-        candidates_tried(&events, 2),
-        vec![
-            (
-                "its test fails with the fix and passes on the original code".to_string(),
-                false
-            ),
-            (
-                "its test passes with the fix and passes on the original code".to_string(),
-                false
-            ),
-            (
-                "its test passes with the fix and fails on the original code".to_string(),
-                true
-            ),
-        ]
+    assert!(
+        candidates_tried(&events, 2).is_empty(),
+        "a test is left to the figure search, not sampled"
     );
     assert!(
         candidates_tried(&events, 3).is_empty(),
@@ -750,7 +784,6 @@ fn candidates_try_other_replies_until_a_write_does_what_the_phase_needs() {
     assert!(
         report.patch.contains("+def test_gst_after_discount():")
             && !report.patch.contains("test_gst_plain")
-            && !report.patch.contains("test_gst_as_charged")
             && !report
                 .patch
                 .contains("+    tax = compute_gst(net, rate)\n     net ="),
@@ -764,7 +797,7 @@ fn candidates_try_other_replies_until_a_write_does_what_the_phase_needs() {
             _ => None,
         })
         .collect();
-    assert_eq!(chosen, vec!["call_1_alt3_1", "call_2_alt2_1", "call_3_1"]);
+    assert_eq!(chosen, vec!["call_1_alt3_1", "call_2_1", "call_3_1"]);
 
     // The journal holds the replies the run went on with, so a replay reaches the same patch.
     let replay = super::common::plumb(fixture.home.path(), &["replay", &report.journal, "--json"]);
