@@ -45,12 +45,18 @@ const TICKET_EXAMPLE_CHARS: usize = 400;
 
 /// The code-up-front helper's text: the likely source file, then the start of its test file as a
 /// pattern for the new test; and that test file's path.
-/// The code the ticket is probably about, and the path and start of its test file.
-fn code_up_front(root: &Path, ticket: &str) -> Option<(String, Option<(String, String)>)> {
+fn code_up_front(root: &Path, ticket: &str) -> Option<(String, Option<String>)> {
     use plumb_context::relevant::{relevant_code, test_for};
     let code = relevant_code(root, ticket, CODE_UP_FRONT_LINES)?;
-    let test = test_for(root, &code.path, TEST_UP_FRONT_LINES).map(|t| (t.path, t.text));
-    Some((code.text, test))
+    let mut text = code.text;
+    let test = test_for(root, &code.path, TEST_UP_FRONT_LINES);
+    if let Some(test) = &test {
+        text.push_str(&format!(
+            "\nThe start of its tests, through the first one (a new test added at the end of that file can use its imports and helpers):\n{}",
+            test.text
+        ));
+    }
+    Some((text, test.map(|t| t.path)))
 }
 
 /// Why the rounds stopped.
@@ -339,29 +345,18 @@ impl Run {
             .unwrap_or_else(|err| format!("(no repository map: {err})"));
         let command = self.test_command.argv.join(" ");
         let baseline = self.baseline.summary();
-        let (code, test) = self
+        let (code, test_file) = self
             .helpers
             .code_up_front
             .then(|| code_up_front(root, &self.spec.ticket))
             .flatten()
             .unzip();
-        let (test_file, test_start) = test.flatten().unzip();
+        let test_file = test_file.flatten();
         // The test closest to the ticket is shown when the model is to write its own, not up
         // front: shown a test in the first message, the model edited it instead of the code.
         let example = test_file.as_deref().and_then(|file| {
             plumb_context::relevant::closest_test(root, file, &self.spec.ticket, CLOSEST_TEST_LINES)
         });
-        // With the phases, that closest test is the pattern for the model's own, so the start of
-        // the test file is left out of the first message: it is a tenth of the tokens of a first
-        // round the embedded model evaluates on the CPU, for the fix step, which does not use it.
-        let code = match (code, test_start) {
-            (Some(code), Some(start)) if !(self.helpers.phases && example.is_some()) => {
-                Some(format!(
-                    "{code}\nThe start of its tests, through the first one (a new test added at the end of that file can use its imports and helpers):\n{start}"
-                ))
-            }
-            (code, _) => code,
-        };
         let probe = test_file.as_deref().and_then(|file| {
             plumb_context::relevant::closest_test_text(root, file, &self.spec.ticket)
         });

@@ -94,27 +94,9 @@ fn code_up_front_puts_the_likely_file_in_the_first_message_only_when_on() {
         "the ticket stays on top"
     );
 
-    assert!(
-        section.contains("The start of its tests, through the first one")
-            && first.contains("  test_invoice_totals.py\n"),
-        "without the phases the start of the test file is shown; test files are listed by name: {section}"
-    );
-
-    let guided = fixture.fix_with_script(&script, &GUIDED);
-    let first_guided = first_user_message(&journal_events(&report(&guided)));
-    assert!(
-        first_guided.contains("# Code the ticket is probably about")
-            && !first_guided.contains("The start of its tests"),
-        "with the phases the closest test comes after the fix instead: {first_guided}"
-    );
-
     let off = fixture.fix_with_script(&script, &[]);
     let first_off = first_user_message(&journal_events(&report(&off)));
-    assert!(
-        !first_off.contains("# Code the ticket is probably about")
-            && first_off.contains("  test_invoice_totals.py: def item (16)"),
-        "{first_off}"
-    );
+    assert!(!first_off.contains("# Code the ticket is probably about"));
 }
 
 #[test]
