@@ -135,7 +135,7 @@ pub(crate) struct Phases {
     probe: Option<String>,
     /// Edits plumb undid: (path, old_text, new_text).
     undone: Vec<(String, String, String)>,
-    /// The model called `done` (the ladder ran) since its test last came to show the fix.
+    /// The model has called `done` (the ladder ran) at least once.
     done_tried: bool,
 }
 

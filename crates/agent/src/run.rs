@@ -996,7 +996,6 @@ pub(crate) fn run_verdict(run: &TestRun) -> TestVerdict {
     }
 }
 
-/// The plain-words reading of a mistake in the model's new test, when that is what failed.
 impl Run {
     /// The note on an undone code edit whose tests failed with `UnboundLocalError` (see
     /// [`unbound`]), read against the file as it is again.
@@ -1011,6 +1010,7 @@ impl Run {
     }
 }
 
+/// The plain-words reading of a mistake in the model's new test, when that is what failed.
 fn report_explanation(check: &PhaseCheck, verdict: CheckVerdict, report: &str) -> Option<String> {
     // After an edit of the code an error is the edit's, not the test's.
     (matches!(check, PhaseCheck::BothWays(_)) && verdict.now == TestVerdict::FailsInTheTest)
