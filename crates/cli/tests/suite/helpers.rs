@@ -18,6 +18,32 @@ const GUIDED: [&str; 4] = [
     "helpers.code_up_front=true",
 ];
 
+/// An `edit_file` call that appends `body` to the billing example's test file.
+fn append_test(body: &str) -> serde_json::Value {
+    json!({"path": "tests/test_invoice_totals.py", "old_text": "", "new_text": body})
+}
+
+/// A guided run of the article's fix, then `test_body` appended to the test file, then `done`,
+/// which must succeed: the run's report and journal events.
+fn fix_then_test(
+    fixture: &Fixture,
+    script_name: &str,
+    test_body: &str,
+) -> (plumb_protocol::FinalReport, Vec<Event>) {
+    let ArticleCalls { fix, done, .. } = article_calls();
+    let script = fixture.script_path(script_name);
+    Script::new()
+        .tool("edit_file", fix)
+        .tool("edit_file", append_test(test_body))
+        .tool("done", done)
+        .write(&script);
+    let output = fixture.fix_with_script(&script, &GUIDED);
+    let report = report(&output);
+    assert_eq!(report.outcome, Outcome::Success, "{}", stderr(&output));
+    let events = journal_events(&report);
+    (report, events)
+}
+
 fn tool_message(events: &[Event], round: u32) -> Option<String> {
     events.iter().find_map(|e| match e {
         Event::ModelRequest { round: r, messages } if *r == round => messages
@@ -402,24 +428,11 @@ fn create_file_rewrites_a_file_of_this_run_but_not_one_of_the_project() {
 #[test]
 fn a_test_appended_with_an_empty_old_text_uses_the_files_helpers() {
     let fixture = Fixture::billing();
-    let ArticleCalls { fix, done, .. } = article_calls();
-    let script = fixture.script_path("append.jsonl");
-    Script::new()
-        .tool("edit_file", fix)
-        .tool(
-            "edit_file",
-            json!({
-                "path": "tests/test_invoice_totals.py",
-                "old_text": "",
-                "new_text": "def test_gst_on_full_price_without_discount():\n    totals = compute_invoice_totals(invoice(item(\"1000.00\", discount=\"100.00\")))\n    assert totals.tax == Decimal(\"162.00\")\n",
-            }),
-        )
-        .tool("done", done)
-        .write(&script);
-    let output = fixture.fix_with_script(&script, &GUIDED);
-    let report = report(&output);
-    let events = journal_events(&report);
-    assert_eq!(report.outcome, Outcome::Success, "{}", stderr(&output));
+    let (report, events) = fix_then_test(
+        &fixture,
+        "append.jsonl",
+        "def test_gst_on_full_price_without_discount():\n    totals = compute_invoice_totals(invoice(item(\"1000.00\", discount=\"100.00\")))\n    assert totals.tax == Decimal(\"162.00\")\n",
+    );
     let fixed = tool_message(&events, 2).unwrap();
     assert!(
         fixed.contains("plumb ran the existing tests: `python3 -m pytest -q -p no:cacheprovider tests/test_invoice_totals.py`"),
@@ -468,11 +481,7 @@ fn a_breaking_fix_and_one_that_changes_no_figure_of_the_ticket_are_undone() {
         )
         .tool(
             "edit_file",
-            json!({
-                "path": "tests/test_invoice_totals.py",
-                "old_text": "",
-                "new_text": "def test_discount_reduces_taxable_value():\n    totals = compute_invoice_totals(invoice(item(\"1000.00\", discount=\"100.00\")))\n    assert totals.tax == Decimal(\"162.00\")\n",
-            }),
+            append_test("def test_discount_reduces_taxable_value():\n    totals = compute_invoice_totals(invoice(item(\"1000.00\", discount=\"100.00\")))\n    assert totals.tax == Decimal(\"162.00\")\n"),
         )
         .tool("done", done)
         .write(&script);
@@ -539,11 +548,7 @@ fn a_code_edit_that_breaks_the_suite_once_a_test_exists_is_undone() {
         )
         .tool(
             "edit_file",
-            json!({
-                "path": "tests/test_invoice_totals.py",
-                "old_text": "",
-                "new_text": "def test_gst_with_discount():\n    with pytest.raises(InvoiceError):\n        compute_invoice_totals(invoice(item('1000.00', discount='100.00')))\n",
-            }),
+            append_test("def test_gst_with_discount():\n    with pytest.raises(InvoiceError):\n        compute_invoice_totals(invoice(item('1000.00', discount='100.00')))\n"),
         )
         .tool(
             "edit_file",
@@ -582,11 +587,7 @@ fn a_fix_using_a_variable_above_its_assignment_is_undone_with_the_line_that_assi
         )
         .tool(
             "edit_file",
-            json!({
-                "path": "tests/test_invoice_totals.py",
-                "old_text": "",
-                "new_text": "def test_gst_after_discount():\n    totals = compute_invoice_totals(invoice(item(\"1000.00\", discount=\"100.00\")))\n    assert totals.tax == Decimal(\"162.00\")\n",
-            }),
+            append_test("def test_gst_after_discount():\n    totals = compute_invoice_totals(invoice(item(\"1000.00\", discount=\"100.00\")))\n    assert totals.tax == Decimal(\"162.00\")\n"),
         )
         .tool("run_tests", json!({}))
         .tool("done", done)
@@ -618,24 +619,11 @@ fn a_fix_using_a_variable_above_its_assignment_is_undone_with_the_line_that_assi
 #[test]
 fn a_test_asserting_the_bugs_figure_is_tried_with_the_tickets_figures() {
     let fixture = Fixture::billing();
-    let ArticleCalls { fix, done, .. } = article_calls();
-    let script = fixture.script_path("figures.jsonl");
-    Script::new()
-        .tool("edit_file", fix)
-        .tool(
-            "edit_file",
-            json!({
-                "path": "tests/test_invoice_totals.py",
-                "old_text": "",
-                "new_text": "def test_gst_after_discount(item):\n    totals = compute_invoice_totals(invoice(item(\"1000.00\", discount=\"100.00\")))\n    assert totals.taxable_value == Decimal(\"900.00\")\n    assert totals.tax == Decimal(\"180.00\")\n",
-            }),
-        )
-        .tool("done", done)
-        .write(&script);
-    let output = fixture.fix_with_script(&script, &GUIDED);
-    let report = report(&output);
-    let events = journal_events(&report);
-    assert_eq!(report.outcome, Outcome::Success, "{}", stderr(&output));
+    let (report, events) = fix_then_test(
+        &fixture,
+        "figures.jsonl",
+        "def test_gst_after_discount(item):\n    totals = compute_invoice_totals(invoice(item(\"1000.00\", discount=\"100.00\")))\n    assert totals.taxable_value == Decimal(\"900.00\")\n    assert totals.tax == Decimal(\"180.00\")\n",
+    );
     let fixed = tool_message(&events, 2).unwrap();
     assert!(
         fixed.contains("plumb checked your fix with the example of the closest test: with it `assert totals.tax == Decimal(\"162.00\")` passes, a figure the ticket gives, and on the original code it fails."),
@@ -665,24 +653,12 @@ fn a_test_asserting_the_bugs_figure_is_tried_with_the_tickets_figures() {
 fn a_test_asserting_the_tickets_figure_on_the_wrong_value_is_tried_on_the_values_other_tests_check()
 {
     let fixture = Fixture::billing();
-    let ArticleCalls { fix, done, .. } = article_calls();
-    let script = fixture.script_path("figures-side.jsonl");
-    Script::new()
-        .tool("edit_file", fix)
-        .tool(
-            "edit_file",
-            json!({
-                "path": "tests/test_invoice_totals.py",
-                "old_text": "",
-                "new_text": "def test_gst_after_discount():\n    totals = compute_invoice_totals(invoice(item(\"1000.00\", discount=\"100.00\")))\n    assert totals.taxable_value == Decimal(\"162.00\")\n",
-            }),
-        )
-        .tool("done", done)
-        .write(&script);
-    let output = fixture.fix_with_script(&script, &GUIDED);
-    let report = report(&output);
-    assert_eq!(report.outcome, Outcome::Success, "{}", stderr(&output));
-    let searched = tool_message(&journal_events(&report), 3).unwrap();
+    let (_, events) = fix_then_test(
+        &fixture,
+        "figures-side.jsonl",
+        "def test_gst_after_discount():\n    totals = compute_invoice_totals(invoice(item(\"1000.00\", discount=\"100.00\")))\n    assert totals.taxable_value == Decimal(\"162.00\")\n",
+    );
+    let searched = tool_message(&events, 3).unwrap();
     assert!(
         searched.contains("with `assert totals.tax == Decimal(\"162.00\")` instead of `assert totals.taxable_value == Decimal(\"162.00\")` it passes with your fix and fails on the original code"),
         "{searched}"
@@ -707,7 +683,6 @@ fn candidates_tried(events: &[Event], round: u32) -> Vec<(String, bool)> {
 
 fn candidates_script(fixture: &Fixture) -> std::path::PathBuf {
     let ArticleCalls { fix, done, .. } = article_calls();
-    let append = |body: &str| json!({"path": "tests/test_invoice_totals.py", "old_text": "", "new_text": body});
     let good_test = "def test_gst_after_discount():\n    totals = compute_invoice_totals(invoice(item(\"1000.00\", discount=\"100.00\")))\n    assert totals.tax == Decimal(\"162.00\")\n";
     // The fix the small model came closest with: the right idea, above the line that sets `net`.
     let early_fix = json!({
@@ -719,7 +694,7 @@ fn candidates_script(fixture: &Fixture) -> std::path::PathBuf {
     Script::new()
         .tool_or(
             "edit_file",
-            append(good_test),
+            append_test(good_test),
             &[
                 ("read_file", json!({"path": "billing/tax.py"})),
                 ("edit_file", early_fix),
@@ -728,11 +703,11 @@ fn candidates_script(fixture: &Fixture) -> std::path::PathBuf {
         )
         .tool_or(
             "edit_file",
-            append(good_test),
+            append_test(good_test),
             // Never sampled: a reply that writes a test goes on as it is.
             &[(
                 "edit_file",
-                append("def test_gst_plain():\n    assert compute_invoice_totals(invoice(item(\"1000.00\"))).tax == Decimal(\"180.00\")\n"),
+                append_test("def test_gst_plain():\n    assert compute_invoice_totals(invoice(item(\"1000.00\"))).tax == Decimal(\"180.00\")\n"),
             )],
         )
         .tool("done", done)
@@ -931,7 +906,7 @@ fn when_no_reply_does_what_is_needed_one_that_would_not_be_refused_goes_on() {
     Script::new()
         .tool_or(
             "edit_file",
-            json!({"path": "tests/test_invoice_totals.py", "old_text": "", "new_text": "def test_x():\n    assert True\n"}),
+            append_test("def test_x():\n    assert True\n"),
             &[("read_file", json!({"path": "billing/tax.py"}))],
         )
         .write(&script);
