@@ -111,6 +111,7 @@ pub(crate) fn connect_options(config: &Config, spec: &ModelSpec) -> ConnectOptio
             repeat_penalty: local.repeat_penalty,
             seed: local.seed,
             constrained: local.constrained,
+            prompt_cache: local.prompt_cache,
             thought: helpers.thought,
         },
     }

@@ -88,6 +88,9 @@ pub struct Local {
     pub seed: u32,
     /// Force every reply through the tool-call grammar (turn off only to measure it).
     pub constrained: bool,
+    /// Keep the evaluated system turn on disk beside the model files, so later runs load it instead of
+    /// evaluating it again (turn off only to measure it).
+    pub prompt_cache: bool,
 }
 
 impl Default for Local {
@@ -103,6 +106,7 @@ impl Default for Local {
             repeat_penalty: 1.0,
             seed: 1234,
             constrained: true,
+            prompt_cache: true,
         }
     }
 }

@@ -1,4 +1,4 @@
-//! Command-line flags: `--model PATH [--ctx N] [--threads N] [--batch N] [--verbose]`.
+//! Command-line flags: `--model PATH [--ctx N] [--threads N] [--batch N] [--state-dir DIR] [--verbose]`.
 //!
 //! Each flag takes `--flag VALUE` or `--flag=VALUE`. Errors are sentences naming the flag and what to change;
 //! `main` prints them as a protocol error line.
@@ -8,8 +8,9 @@ use std::path::PathBuf;
 /// The usage text printed by `--help` (to stderr: stdout carries only protocol lines).
 pub const USAGE: &str =
     "usage: plumb-llm --model PATH [--ctx N (default 8192)] [--threads N (default: all cores)] \
-[--batch N (default 512)] [--verbose]
-Serves a local GGUF model over JSON Lines on stdin/stdout.";
+[--batch N (default 512)] [--state-dir DIR] [--verbose]
+Serves a local GGUF model over JSON Lines on stdin/stdout. With --state-dir, the evaluated state of a prompt sent
+with \"persist\": true is kept in DIR and loaded when a later process starts with the same prompt.";
 
 /// Parsed flags.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -18,6 +19,8 @@ pub struct Args {
     pub ctx: u32,
     pub threads: u32,
     pub batch: u32,
+    /// Where the states of persisted prompts are kept; none without the flag.
+    pub state_dir: Option<PathBuf>,
     pub verbose: bool,
 }
 
@@ -39,6 +42,7 @@ pub fn parse(
     let mut ctx = 8192;
     let mut threads = default_threads.max(1);
     let mut batch = 512;
+    let mut state_dir = None;
     let mut verbose = false;
 
     let mut args = args.into_iter();
@@ -60,11 +64,13 @@ pub fn parse(
             "--ctx" => ctx = number("--ctx", &value("--ctx")?, MIN_CTX)?,
             "--threads" => threads = number("--threads", &value("--threads")?, 1)?,
             "--batch" => batch = number("--batch", &value("--batch")?, 1)?,
+            "--state-dir" => state_dir = Some(PathBuf::from(value("--state-dir")?)),
             "--verbose" => verbose = true,
             "--help" | "-h" => return Ok(Command::Help),
             other => {
                 return Err(format!(
-                    "Unknown argument {other:?}. Use --model PATH, --ctx N, --threads N, --batch N or --verbose."
+                    "Unknown argument {other:?}. Use --model PATH, --ctx N, --threads N, --batch N, --state-dir DIR \
+                     or --verbose."
                 ));
             }
         }
@@ -84,6 +90,7 @@ pub fn parse(
         ctx,
         threads,
         batch: batch.min(ctx),
+        state_dir,
         verbose,
     }))
 }
@@ -120,6 +127,7 @@ mod tests {
                 "3",
                 "--batch",
                 "64",
+                "--state-dir=/tmp/states",
                 "--verbose",
             ]),
             args(&["--model", &model, "--ctx", "128"]),
@@ -128,21 +136,22 @@ mod tests {
         let actual: Vec<Result<Command, String>> =
             cases.into_iter().map(|case| parse(case, 2)).collect();
 
-        let serve = |ctx, threads, batch, verbose| {
+        let serve = |ctx, threads, batch, state_dir: Option<&str>, verbose| {
             Ok(Command::Serve(Args {
                 model: PathBuf::from(&model),
                 ctx,
                 threads,
                 batch,
+                state_dir: state_dir.map(PathBuf::from),
                 verbose,
             }))
         };
         assert_eq!(
             actual,
             vec![
-                serve(8192, 2, 512, false),
-                serve(4096, 3, 64, true),
-                serve(128, 2, 128, false)
+                serve(8192, 2, 512, None, false),
+                serve(4096, 3, 64, Some("/tmp/states"), true),
+                serve(128, 2, 128, None, false)
             ]
         );
     }
@@ -169,7 +178,8 @@ mod tests {
             Err("--model needs a value; write --model VALUE.".to_owned()),
             Err("--ctx \"ten\" is not valid; give a whole number of at least 64.".to_owned()),
             Err("--threads \"0\" is not valid; give a whole number of at least 1.".to_owned()),
-            Err("Unknown argument \"--temperature\". Use --model PATH, --ctx N, --threads N, --batch N or --verbose."
+            Err("Unknown argument \"--temperature\". Use --model PATH, --ctx N, --threads N, --batch N, --state-dir DIR \
+                 or --verbose."
                 .to_owned()),
         ];
         assert_eq!(actual, expected);

@@ -37,6 +37,11 @@ impl<T: Copy + PartialEq> TokenLog<T> {
         self.tokens.len()
     }
 
+    /// The cached tokens, position `i` holding `tokens()[i]`.
+    pub fn tokens(&self) -> &[T] {
+        &self.tokens
+    }
+
     /// Length in bytes of the cached text.
     pub fn text_len(&self) -> usize {
         self.text.len()
@@ -86,12 +91,16 @@ impl<T: Copy + PartialEq> TokenLog<T> {
 
 /// How many leading tokens of `prompt` can stay in the KV cache, given the tokens it holds now.
 pub fn reusable_prefix<T: PartialEq>(cached: &[T], prompt: &[T]) -> usize {
-    let common = cached
+    common_prefix(cached, prompt).min(prompt.len().saturating_sub(1))
+}
+
+/// How many leading tokens `cached` and `prompt` share.
+pub fn common_prefix<T: PartialEq>(cached: &[T], prompt: &[T]) -> usize {
+    cached
         .iter()
         .zip(prompt)
         .take_while(|(cached, prompt)| cached == prompt)
-        .count();
-    common.min(prompt.len().saturating_sub(1))
+        .count()
 }
 
 #[cfg(test)]

@@ -3,12 +3,13 @@
 //! Invariant: `log` holds exactly the tokens in the KV cache of sequence 0, position `i` holding token `i`.
 //! Every step that changes the cache updates `log` with it, and any failure in between clears both.
 //!
-//! Steps of [`Engine::run`]: build the samplers (so a bad schema fails before any work), tokenize (reusing
-//! cached tokens, see [`crate::cache`]), check the context window, drop the cache suffix that differs from the
-//! prompt, decode the rest of the prompt in batches, then sample and decode one token at a time until an
-//! end-of-generation token, a stop string, a complete grammar, or `max_tokens`. After a stop string the tokens
-//! that spelled it are dropped from the cache too, so the next prompt (which holds the returned text, not the
-//! stop string) extends the cached text.
+//! Steps of [`Engine::run`]: build the samplers (so a bad schema fails before any work), load a persisted state
+//! for a fresh cache when asked (see [`crate::persist`]), tokenize (reusing cached tokens, see
+//! [`crate::cache`]), check the context window, drop the cache suffix that differs from the prompt, decode the
+//! rest of the prompt in batches (none when the cache holds it whole and nothing is to be generated), then
+//! sample and decode one token at a time until an end-of-generation token, a stop string, a complete grammar,
+//! or `max_tokens`. After a stop string the tokens that spelled it are dropped from the cache too, so the next
+//! prompt (which holds the returned text, not the stop string) extends the cached text.
 
 use std::num::NonZeroU32;
 use std::time::{Duration, Instant};
@@ -20,7 +21,8 @@ use llama_cpp_2::llama_batch::LlamaBatch;
 use llama_cpp_2::model::LlamaModel;
 use llama_cpp_2::token::LlamaToken;
 
-use crate::cache::TokenLog;
+use crate::cache::{TokenLog, common_prefix};
+use crate::persist::StateStore;
 use crate::protocol::{ErrorKind, Finish, Request};
 use crate::sampling::{Sampler, Step, schema_to_gbnf};
 use crate::text::{StopStrings, Utf8Stream};
@@ -62,6 +64,16 @@ impl EngineError {
     }
 }
 
+/// What happened to a persisted prompt state during a request (for `--verbose`): a state that fails to load is
+/// deleted and the newly evaluated one saved in its place.
+#[derive(Debug, Clone, PartialEq)]
+pub enum StateNote {
+    Loaded(std::path::PathBuf),
+    Saved(std::path::PathBuf),
+    /// A stored state could not be used or a new one not written; the prompt was evaluated as usual.
+    Failed(String),
+}
+
 /// The result of one request.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Generation {
@@ -72,6 +84,8 @@ pub struct Generation {
     pub prompt_time: Duration,
     pub gen_time: Duration,
     pub finish: Finish,
+    /// What happened to the prompt's persisted state, in order (empty unless the request asked to persist).
+    pub state: Vec<StateNote>,
 }
 
 /// A loaded model with its context and the token list of its KV cache.
@@ -80,14 +94,16 @@ pub struct Engine<'m> {
     ctx: LlamaContext<'m>,
     log: TokenLog<LlamaToken>,
     batch: usize,
+    store: Option<StateStore>,
 }
 
 impl<'m> Engine<'m> {
-    /// Creates the context for `model`.
+    /// Creates the context for `model`; `store` keeps the states of prompts sent with `persist`.
     pub fn new(
         backend: &LlamaBackend,
         model: &'m LlamaModel,
         settings: ContextSettings,
+        store: Option<StateStore>,
     ) -> Result<Self, String> {
         let threads = i32::try_from(settings.threads).unwrap_or(i32::MAX);
         let params = LlamaContextParams::default()
@@ -107,6 +123,7 @@ impl<'m> Engine<'m> {
             ctx,
             log: TokenLog::default(),
             batch: usize::try_from(settings.batch).unwrap_or(512).max(1),
+            store,
         })
     }
 
@@ -126,6 +143,11 @@ impl<'m> Engine<'m> {
         let mut sampler =
             Sampler::new(self.model, request, gbnf.as_deref()).map_err(EngineError::BadRequest)?;
 
+        let prompt_start = Instant::now();
+        let mut state = Vec::new();
+        if request.persist && self.log.len() == 0 {
+            state.extend(self.load_state(&request.prompt));
+        }
         let vocab = self.model.vocab();
         let (prompt, keep) = self
             .log
@@ -150,9 +172,21 @@ impl<'m> Engine<'m> {
             });
         }
 
-        let prompt_start = Instant::now();
+        // Without generation no logits are needed, so a prompt the cache already holds whole is not decoded
+        // again (which would also change its last token's cached values slightly, in a batch of one).
+        let keep = if request.max_tokens == 0 {
+            common_prefix(self.log.tokens(), &prompt)
+        } else {
+            keep
+        };
         let cached_tokens = self.keep_prefix(keep);
         let logits_idx = self.guard(|engine| engine.decode_prompt(&prompt[cached_tokens..]))?;
+        let loaded = state
+            .iter()
+            .any(|note| matches!(note, StateNote::Loaded(_)));
+        if request.persist && !loaded && request.max_tokens == 0 {
+            state.extend(self.save_state(&request.prompt));
+        }
         let prompt_time = prompt_start.elapsed();
 
         let mut generation = Generation {
@@ -163,6 +197,7 @@ impl<'m> Engine<'m> {
             prompt_time,
             gen_time: Duration::ZERO,
             finish: Finish::Length,
+            state,
         };
         if request.max_tokens == 0 {
             return Ok(generation);
@@ -177,6 +212,69 @@ impl<'m> Engine<'m> {
         generation.finish = finish;
         generation.gen_time = gen_start.elapsed();
         Ok(generation)
+    }
+
+    /// Loads the stored state of `prompt` into an empty cache when one exists and holds exactly the prompt's
+    /// tokens; otherwise leaves the cache empty and deletes the file, so a good one is written in its place.
+    fn load_state(&mut self, prompt: &str) -> Option<StateNote> {
+        let path = self.store.as_ref()?.path_for(prompt);
+        if !path.is_file() {
+            return None;
+        }
+        let expected = self.model.vocab().tokenize(
+            prompt.as_bytes(),
+            /*add_special*/ true,
+            /*parse_special*/ true,
+        );
+        let n_ctx = usize::try_from(self.ctx.n_ctx()).unwrap_or(usize::MAX);
+        let failure = match self.ctx.state_seq_load_file(&path, 0, n_ctx) {
+            Ok((tokens, _)) if tokens == expected => {
+                let vocab = self.model.vocab();
+                let mut piece = Vec::new();
+                for token in tokens {
+                    piece.clear();
+                    vocab.token_to_piece_into(token, &mut piece, /*special*/ true, None);
+                    self.log.push(token, &piece);
+                }
+                return Some(StateNote::Loaded(path));
+            }
+            Ok(_) => format!("{} holds other tokens than the prompt", path.display()),
+            Err(err) => format!("could not load {} ({err})", path.display()),
+        };
+        self.clear();
+        let _ = std::fs::remove_file(&path);
+        Some(StateNote::Failed(failure))
+    }
+
+    /// Writes the state of the cache (which holds exactly the prompt) under the prompt's name.
+    fn save_state(&self, prompt: &str) -> Option<StateNote> {
+        let store = self.store.as_ref()?;
+        let path = store.path_for(prompt);
+        if path.is_file() {
+            return None;
+        }
+        if let Err(err) = store.ensure_dir() {
+            return Some(StateNote::Failed(err));
+        }
+        let temporary = StateStore::temporary(&path);
+        let saved = self
+            .ctx
+            .state_seq_save_file(&temporary, 0, self.log.tokens())
+            .map_err(|err| format!("could not write {} ({err})", temporary.display()))
+            .and_then(|_| {
+                std::fs::rename(&temporary, &path)
+                    .map_err(|err| format!("could not rename {} ({err})", temporary.display()))
+            });
+        match saved {
+            Ok(()) => {
+                store.prune();
+                Some(StateNote::Saved(path))
+            }
+            Err(err) => {
+                let _ = std::fs::remove_file(&temporary);
+                Some(StateNote::Failed(err))
+            }
+        }
     }
 
     /// Keeps the first `keep` cached tokens and drops the rest; returns how many tokens were kept.

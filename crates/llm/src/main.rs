@@ -9,6 +9,7 @@
 mod args;
 mod cache;
 mod engine;
+mod persist;
 mod protocol;
 mod rss;
 mod sampling;
@@ -24,7 +25,8 @@ use llama_cpp_2::model::params::LlamaModelParams;
 use serde::Serialize;
 
 use crate::args::{Args, Command};
-use crate::engine::{ContextSettings, Engine};
+use crate::engine::{ContextSettings, Engine, StateNote};
+use crate::persist::StateStore;
 use crate::protocol::{ErrorKind, ErrorReply, Event, Reply, Request, millis};
 
 fn main() -> ExitCode {
@@ -72,7 +74,11 @@ fn serve(args: &Args) -> Result<(), String> {
         threads: args.threads,
         batch: args.batch,
     };
-    let mut engine = Engine::new(&backend, &model, settings)?;
+    let store = args
+        .state_dir
+        .clone()
+        .map(|dir| StateStore::new(dir, &args.model));
+    let mut engine = Engine::new(&backend, &model, settings, store)?;
 
     let mut stdout = std::io::stdout().lock();
     let ready = Event::Ready {
@@ -141,6 +147,17 @@ fn answer(
                     generation.gen_time.as_secs_f64() * 1000.0,
                     generation.finish
                 );
+                for note in &generation.state {
+                    match note {
+                        StateNote::Loaded(path) => {
+                            eprintln!("plumb-llm: loaded the prompt state {}", path.display());
+                        }
+                        StateNote::Saved(path) => {
+                            eprintln!("plumb-llm: saved the prompt state {}", path.display());
+                        }
+                        StateNote::Failed(why) => eprintln!("plumb-llm: prompt state: {why}"),
+                    }
+                }
             }
             let reply = Reply {
                 id: request.id,

@@ -39,6 +39,10 @@ pub struct Request {
     /// Generation ends before the first occurrence of any of these; the stop string is not returned.
     #[serde(default = "defaults::stop")]
     pub stop: Vec<String>,
+    /// Keep this prompt's evaluated state on disk (with `--state-dir`) and load it when the same prompt
+    /// starts a fresh cache again: for the fixed head every run begins with.
+    #[serde(default)]
+    pub persist: bool,
 }
 
 fn raw_json<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<Option<String>, D::Error> {
@@ -218,6 +222,7 @@ mod tests {
             repeat_penalty: 1.0,
             seed: 42,
             stop: vec!["<|im_end|>".to_owned()],
+            persist: false,
         };
         assert_eq!(actual, Ok(expected));
     }
@@ -226,7 +231,7 @@ mod tests {
     fn reads_every_field() {
         let line = r#"{"id": 7, "prompt": "p", "json_schema": {"type": "object", "properties": {"b": {}, "a": {}}},
             "max_tokens": 0, "temperature": 0.0, "top_k": 0, "top_p": 1.0, "min_p": 0.0, "repeat_penalty": 1.1,
-            "seed": 3, "stop": []}"#;
+            "seed": 3, "stop": [], "persist": true}"#;
 
         let actual = Request::parse(line);
 
@@ -242,6 +247,7 @@ mod tests {
             repeat_penalty: 1.1,
             seed: 3,
             stop: vec![],
+            persist: true,
         };
         assert_eq!(actual, Ok(expected));
     }

@@ -244,3 +244,96 @@ fn a_missing_model_file_is_one_error_line_and_exit_2() {
         Pass --model with the path of a GGUF file (`plumb models fetch 0.5b` downloads one)."});
     assert_eq!((line, exit_code), (expected, Some(2)));
 }
+
+/// The folder a test keeps prompt states in, empty at the start.
+fn state_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("plumb-llm-test-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    dir
+}
+
+fn state_files(dir: &std::path::Path) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map(|entries| entries.map_while(Result::ok).map(|e| e.path()).collect())
+        .unwrap_or_default();
+    files.sort();
+    files
+}
+
+/// Starts a server with `dir` for states, warms `SYSTEM` with `persist`, asks for one greedy call, and returns
+/// the warm reply, the call's text and the exit code.
+fn warm_and_call(dir: &std::path::Path) -> (Value, String, Option<i32>) {
+    let model = model_path();
+    let mut server = Server::start(&[
+        "--model",
+        model.to_str().expect("utf-8 path"),
+        "--ctx",
+        "2048",
+        "--state-dir",
+        dir.to_str().expect("utf-8 path"),
+    ]);
+    server.next();
+    let warm = server.ask(&json!({"id": 1, "prompt": SYSTEM, "max_tokens": 0, "persist": true}));
+    let prompt = format!(
+        "{SYSTEM}<|im_start|>user\nThe tests in tests/test_math.py fail. Read src/math.py first.<|im_end|>\n\
+         <|im_start|>assistant\n"
+    );
+    let call = server.ask(
+        &json!({"id": 2, "prompt": prompt, "json_schema": tool_schema(), "max_tokens": 200, "temperature": 0.0}),
+    );
+    (
+        warm,
+        call["text"].as_str().unwrap_or_default().to_owned(),
+        server.finish(),
+    )
+}
+
+#[test]
+fn a_persisted_prompt_state_is_loaded_by_the_next_process_and_a_broken_one_replaced() {
+    let dir = state_dir("persist");
+
+    let (first_warm, first_call, first_exit) = warm_and_call(&dir);
+    let saved = state_files(&dir);
+    let (second_warm, second_call, second_exit) = warm_and_call(&dir);
+    // A state file cut short must not be trusted: it is evaluated again and written anew.
+    let saved_len = saved
+        .first()
+        .and_then(|path| std::fs::metadata(path).ok())
+        .map_or(0, |m| m.len());
+    if let Some(path) = saved.first() {
+        std::fs::write(path, b"GGSQ not a state").expect("overwrite the state");
+    }
+    let (third_warm, third_call, third_exit) = warm_and_call(&dir);
+    let rewritten_len = saved
+        .first()
+        .and_then(|path| std::fs::metadata(path).ok())
+        .map_or(0, |m| m.len());
+
+    let counts = |warm: &Value| json!([warm["prompt_tokens"], warm["cached_tokens"]]);
+    let prompt_tokens = first_warm["prompt_tokens"].clone();
+    let actual = json!({
+        "state_files": saved.len(),
+        "first": counts(&first_warm),
+        "second": counts(&second_warm),
+        "third": counts(&third_warm),
+        "same_call_after_loading": second_call == first_call,
+        "same_call_after_replacing": third_call == first_call,
+        "rewritten_whole": rewritten_len == saved_len,
+        "exits": [first_exit, second_exit, third_exit],
+    });
+    let expected = json!({
+        "state_files": 1,
+        "first": [prompt_tokens, 0],
+        "second": [prompt_tokens, prompt_tokens],
+        "third": [prompt_tokens, 0],
+        "same_call_after_loading": true,
+        "same_call_after_replacing": true,
+        "rewritten_whole": true,
+        "exits": [0, 0, 0],
+    });
+    assert_eq!(
+        actual, expected,
+        "first call: {first_call}\nsecond call: {second_call}"
+    );
+    let _ = std::fs::remove_dir_all(dir);
+}

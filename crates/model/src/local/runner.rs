@@ -31,6 +31,9 @@ pub(crate) struct RunnerRequest {
     pub repeat_penalty: f32,
     pub seed: u32,
     pub stop: Vec<String>,
+    /// Keep the evaluated prompt on disk (the fixed system turn).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub persist: bool,
 }
 
 /// The runner's answer to one request.
@@ -70,12 +73,14 @@ pub(crate) struct Runner {
 }
 
 impl Runner {
-    /// Starts the runner on a model file and waits until the model is loaded.
+    /// Starts the runner on a model file and waits until the model is loaded. With `state_dir`,
+    /// prompts sent with `persist` keep their evaluated state there.
     pub(crate) async fn start(
         binary: &Path,
         model: &Path,
         context: u32,
         threads: u32,
+        state_dir: Option<&Path>,
     ) -> Result<Runner, ModelError> {
         let mut command = Command::new(binary);
         command
@@ -84,7 +89,11 @@ impl Runner {
             .arg("--ctx")
             .arg(context.to_string())
             .arg("--threads")
-            .arg(threads.to_string())
+            .arg(threads.to_string());
+        if let Some(dir) = state_dir {
+            command.arg("--state-dir").arg(dir);
+        }
+        command
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
