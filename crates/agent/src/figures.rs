@@ -264,6 +264,20 @@ pub(crate) fn note(found: &FigureFound, test_file: &str) -> String {
     )
 }
 
+/// The failing output of a test whose assert the figure search then replaced, cut to the first
+/// assertion line: what the replaced assert found is worth telling, the traceback of a test that
+/// is gone is not.
+pub(crate) fn replaced_failure(excerpt: &str) -> String {
+    let first = excerpt
+        .lines()
+        .find_map(|line| line.strip_prefix("E "))
+        .map(str::trim);
+    match first {
+        Some(line) => format!("(the failure, of an assert plumb then replaced: {line})\n"),
+        None => String::new(),
+    }
+}
+
 /// The note for the model when no version showed the fix.
 pub(crate) fn none_showed(tries: usize) -> String {
     format!(
@@ -534,6 +548,29 @@ mod tests {
     use pretty_assertions::assert_eq;
 
     use super::*;
+
+    #[test]
+    fn a_replaced_asserts_failure_is_cut_to_its_first_assertion_line() {
+        let excerpt = "=================================== FAILURES ===================================\n\
+            ____ test_new ____\n\n    def test_new():\n>       assert totals.taxable_value == Decimal('820.00')\n\
+            E       AssertionError: assert Decimal('900.00') == Decimal('820.00')\n\
+            E        +  where Decimal('900.00') = InvoiceTotals(...).taxable_value\n\n\
+            tests/test_invoice_totals.py:137: AssertionError\n";
+
+        let actual = [
+            replaced_failure(excerpt),
+            replaced_failure("ERROR collecting\n"),
+        ];
+
+        assert_eq!(
+            actual,
+            [
+                "(the failure, of an assert plumb then replaced: AssertionError: assert Decimal('900.00') == Decimal('820.00'))\n"
+                    .to_string(),
+                String::new()
+            ]
+        );
+    }
 
     const FILE: &str = "from decimal import Decimal\n\n\ndef test_old():\n    assert 1 == 1\n\n\ndef test_new():\n    totals = compute(item(\"1000.00\", discount=\"100.00\"))\n    assert totals.taxable_value == Decimal('900.00')\n    assert totals.tax == Decimal('180.00')\n\n\nx = 1\n";
 

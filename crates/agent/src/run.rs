@@ -127,6 +127,13 @@ pub struct Run {
     pub(crate) phases: Phases,
 }
 
+/// What a phase check tells the model.
+pub(crate) struct PhaseReport {
+    pub(crate) text: String,
+    /// Where in `text` the output of the failing run with the fix is, when it failed.
+    pub(crate) failure: Option<std::ops::Range<usize>>,
+}
+
 impl Run {
     /// Copies the repository, opens the journal, runs the baseline tests and builds the first context.
     pub async fn prepare(spec: RunSpec) -> Result<Run, RunError> {
@@ -657,11 +664,21 @@ impl Run {
         };
         if ok && let Some(check) = self.phases.check_after(call) {
             match self.run_phase_check(&check).await {
-                Ok((mut verdict, mut report)) => {
+                Ok((mut verdict, PhaseReport { text, failure })) => {
+                    let mut report = text;
                     let mut check = check;
                     if let Some(test_file) = self.phases.figure_search(&check, verdict) {
                         match self.search_figures(&test_file).await {
                             Ok(figures::FigureSearch::Found(found)) => {
+                                // The failing output is of an assert that is gone now: its
+                                // traceback would cost the next round some 450 tokens (~4 s
+                                // for the embedded model) and tell the model nothing more.
+                                if let Some(range) = failure
+                                    && let Some(excerpt) = report.get(range.clone())
+                                {
+                                    let short = figures::replaced_failure(excerpt);
+                                    report.replace_range(range, &short);
+                                }
                                 report.push_str(&figures::note(&found, &test_file));
                                 // The kept version is the model's test now, judged both ways.
                                 check = PhaseCheck::BothWays(test_file);
@@ -817,7 +834,7 @@ impl Run {
     pub(crate) async fn run_phase_check(
         &mut self,
         check: &PhaseCheck,
-    ) -> Result<(CheckVerdict, String), Ending> {
+    ) -> Result<(CheckVerdict, PhaseReport), Ending> {
         let root = self.workspace.root().to_path_buf();
         let tests: Vec<String> = check.test().map(str::to_string).into_iter().collect();
         let run = self.run_tests_in(&root, &tests).await?;
@@ -831,9 +848,12 @@ impl Run {
             PhaseCheck::Again(_) => "plumb ran your test again",
         };
         let mut report = format!("\n\n{what}: {}\n", run.headline());
+        let mut failure = None;
         if now != TestVerdict::Passes && !run.excerpt.trim().is_empty() {
+            let start = report.len();
             report.push_str(run.excerpt.trim_end());
             report.push('\n');
+            failure = Some(start..report.len());
         }
         let mut original = None;
         let mut same_failure = false;
@@ -877,7 +897,10 @@ impl Run {
                 same_failure,
                 broke_old,
             },
-            report,
+            PhaseReport {
+                text: report,
+                failure,
+            },
         ))
     }
 

@@ -643,6 +643,11 @@ fn a_test_asserting_the_bugs_figure_is_tried_with_the_tickets_figures() {
         "{searched}"
     );
     assert!(
+        searched.contains("(the failure, of an assert plumb then replaced: AssertionError: assert Decimal('162.00') == Decimal('180.00'))")
+            && !searched.contains("short test summary info"),
+        "the replaced assert's failure in one line, not its traceback: {searched}"
+    );
+    assert!(
         report.patch.contains("+def test_gst_after_discount():\n+    totals = compute_invoice_totals(invoice(item(\"1000.00\", discount=\"100.00\")))\n+    assert totals.tax == Decimal(\"162.00\")\n"),
         "the kept version, one assert of the ticket's figure: {}",
         report.patch
