@@ -75,6 +75,10 @@ impl Run {
         // one is enough.
         let vote =
             self.phases.votes_on_fixes() && matches!(trial, Trial::Check(PhaseCheck::Existing(_)));
+        // A sample that writes nothing cannot be tried, so the extra samples may only write: on
+        // BILL-412, 22 of 120 of them had searched or read instead (some 3 s each, wasted).
+        let writes_only = writes_only(request);
+        let request = writes_only.as_ref().unwrap_or(request);
         let mut model_ms = first_ms;
         let mut tried = vec![self.try_reply(first, first_ms, &trial).await?];
         let mut attempt = 1;
@@ -357,6 +361,27 @@ impl Run {
 
 /// The first reply whose change the most wanted replies made, and how many made it; the first
 /// reply (and 0) when none was wanted.
+/// `request` with only the writing tools among those it allows, or `None` when it allows none.
+fn writes_only(request: &ModelRequest) -> Option<ModelRequest> {
+    const WRITES: [&str; 2] = ["edit_file", "create_file"];
+    let allowed: Vec<String> = request
+        .tools
+        .iter()
+        .map(|tool| tool.name.clone())
+        .filter(|name| WRITES.contains(&name.as_str()))
+        .filter(|name| {
+            request
+                .allowed_tools
+                .as_ref()
+                .is_none_or(|allowed| allowed.contains(name))
+        })
+        .collect();
+    (!allowed.is_empty()).then(|| ModelRequest {
+        allowed_tools: Some(allowed),
+        ..request.clone()
+    })
+}
+
 fn most_common_change(tried: &[Tried]) -> (usize, usize) {
     let mut best = (0, 0);
     for (index, t) in tried.iter().enumerate() {
@@ -410,4 +435,53 @@ fn same_call(a: &ModelReply, b: &ModelReply) -> bool {
 
 fn first_line(text: &str) -> &str {
     text.lines().next().unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use plumb_protocol::ToolSpec;
+    use pretty_assertions::assert_eq;
+
+    use super::*;
+
+    fn spec(name: &str) -> ToolSpec {
+        ToolSpec {
+            name: name.to_string(),
+            description: String::new(),
+            parameters: serde_json::json!({"type": "object"}),
+        }
+    }
+
+    #[test]
+    fn extra_samples_may_only_write() {
+        let tools: Vec<ToolSpec> = ["read_file", "edit_file", "create_file", "run_tests"]
+            .into_iter()
+            .map(spec)
+            .collect();
+        let allowing = |names: Option<&[&str]>| ModelRequest {
+            tools: tools.clone(),
+            allowed_tools: names.map(|names| names.iter().map(|n| n.to_string()).collect()),
+            ..ModelRequest::default()
+        };
+        let requests = [
+            allowing(None),
+            allowing(Some(&["read_file", "edit_file", "run_tests"])),
+            allowing(Some(&["read_file"])),
+        ];
+
+        let actual: Vec<Option<Vec<String>>> = requests
+            .iter()
+            .map(|request| writes_only(request).and_then(|r| r.allowed_tools))
+            .collect();
+
+        let names = |list: &[&str]| Some(list.iter().map(|n| n.to_string()).collect());
+        assert_eq!(
+            actual,
+            vec![
+                names(&["edit_file", "create_file"]),
+                names(&["edit_file"]),
+                None
+            ]
+        );
+    }
 }

@@ -18,7 +18,7 @@ const EDIT_TEXT_MAX_CHARS: usize = 1200;
 
 /// The longest `summary` of `done` the grammar allows: the report says what the checks found, so
 /// the model's own account only needs a few sentences.
-const SUMMARY_MAX_CHARS: usize = 300;
+const SUMMARY_MAX_CHARS: usize = 200;
 
 /// The schema text for a reply that calls one of `tools`. When `done` is the only tool offered
 /// there is nothing to decide, so the reply has no `thought` even with the helper on: on
