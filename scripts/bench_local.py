@@ -7,8 +7,10 @@ Usage: scripts/bench_local.py [--runs 10] [--model local] [--plumb target/releas
 Each run is `plumb fix --json` on a fresh git copy of examples/billing, with a private PLUMB_HOME.
 The table gives, per run: outcome, rounds, model seconds per round (the model's share of each round,
 from the report's timings), whole seconds per round, tokens, and the runner's peak memory (VmHWM of
-the `plumb-llm` process, read from /proc every 0.2 s). Then medians. Nothing here is estimated: a
-figure that could not be read is printed as "?".
+the `plumb-llm` process, read from /proc every 0.2 s). Then medians: of each run's model seconds per
+round (the headline figure), of every round of every run pooled (from the journals' `model_reply`
+durations), and of the runs that succeeded. Nothing here is estimated: a figure that could not be read
+is printed as "?".
 
 Run N samples with `local.seed` = SEED + N - 1, so the runs differ the way reruns by a user would
 (with one seed every run samples the same tokens and the table would count one run ten times).
@@ -79,11 +81,12 @@ def one_run(args, index):
     except json.JSONDecodeError:
         sys.stderr.write(f"run {index}: no report (exit {done.returncode})\n{done.stderr[-2000:]}\n")
         return {"exit": done.returncode, "outcome": "no report", "rounds": 0, "wall": wall,
-                "model_s_per_round": None, "s_per_round": None, "tokens_in": None, "tokens_cached": None,
+                "round_seconds": [], "model_s_per_round": None, "s_per_round": None, "tokens_in": None, "tokens_cached": None,
                 "tokens_out": None, "peak_mb": peak[0] / 1024 if peak[0] else None}
     rounds = report.get("rounds", 0)
     timings = report.get("timings", {})
     usage = report.get("usage", {})
+    round_seconds = model_seconds_of_rounds(work / "home")
     if args.keep:
         kept = Path(args.keep) / f"run-{index}"
         shutil.rmtree(kept, ignore_errors=True)
@@ -103,7 +106,23 @@ def one_run(args, index):
         "tokens_out": usage.get("output_tokens"),
         "peak_mb": peak[0] / 1024 if peak[0] else None,
         "reason": report.get("reason", ""),
+        "round_seconds": round_seconds,
     }
+
+
+def model_seconds_of_rounds(home):
+    """The model time of each round (its `model_reply`, every candidate sample included), from the journal."""
+    seconds = []
+    for journal in Path(home).glob("runs/*/journal.jsonl"):
+        with open(journal) as f:
+            for line in f:
+                try:
+                    event = json.loads(line)["event"]
+                except (ValueError, KeyError):
+                    continue
+                if event.get("type") == "model_reply":
+                    seconds.append(event.get("duration_ms", 0) / 1000)
+    return seconds
 
 
 def fmt(value, spec="{:.1f}"):
@@ -145,6 +164,13 @@ def main():
     print(f"median rounds: {fmt(median('rounds'))}")
     print(f"median model seconds per round: {fmt(median('model_s_per_round'))}")
     print(f"median seconds per round (whole run / rounds): {fmt(median('s_per_round'))}")
+    pooled = [s for r in results for s in r["round_seconds"]]
+    succeeded = [r["model_s_per_round"] for r in results
+                 if r["outcome"] == "success" and r["model_s_per_round"] is not None]
+    print(f"median model seconds of one round, all {len(pooled)} rounds of all runs pooled: "
+          f"{fmt(statistics.median(pooled) if pooled else None)}")
+    print(f"median model seconds per round of the runs that succeeded: "
+          f"{fmt(statistics.median(succeeded) if succeeded else None)}")
     peaks = [r["peak_mb"] for r in results if r["peak_mb"] is not None]
     print(f"runner peak memory: {fmt(max(peaks) if peaks else None, '{:.0f}')} MB")
     outcomes = {}

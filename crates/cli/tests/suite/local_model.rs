@@ -1,8 +1,8 @@
 //! The embedded model for real: `plumb fix --model local:0.5b` on BILL-412, with the `plumb-llm`
 //! runner and the 0.5B GGUF file (`plumb models fetch 0.5b`; `.ci/run`'s set-up fetches it). The
 //! assertions are on the mechanics — an outcome that is success or a clean failure, within the
-//! round limit, a journal, one well-formed tool call per reply, the prompt cache reused, the
-//! repository untouched — not on the model's luck.
+//! round limit, a journal, one well-formed tool call per reply, the prompt cache reused (and the
+//! system turn's state kept on disk), the repository untouched — not on the model's luck.
 
 use plumb_protocol::{Event, Outcome};
 
@@ -127,6 +127,14 @@ fn local_small_model_runs_bill_412_to_a_clean_outcome() {
         );
     }
     assert_eq!(report.usage.usd, 0.0);
+    // The warmed system turn is kept beside the model for the next run to load.
+    let states = model.with_file_name("prompt-states");
+    let kept = std::fs::read_dir(&states).is_ok_and(|entries| {
+        entries
+            .filter_map(Result::ok)
+            .any(|entry| entry.file_name().to_string_lossy().ends_with(".state"))
+    });
+    assert!(kept, "no prompt state in {}", states.display());
     assert_eq!(
         plumb_test_support::tree_digest(fixture.repo_path()),
         before,
