@@ -1,8 +1,9 @@
 //! The candidates helper (`helpers.candidates`, with guided phases): when the model's reply
 //! fixes the code and that fix does not do what the phase needs — the project's tests still pass
 //! and the fix probe confirms it (or, once the model has a test, that test passes) — plumb
-//! samples another reply to the same request, tries its write on the workspace, and undoes it, up
-//! to `helpers.candidates` replies. Fixes the probe could not confirm are voted on. A reply that
+//! samples another reply to the same request (offering only the tools that write: a reply that
+//! writes nothing cannot be tried), tries its write on the workspace, and undoes it, up to
+//! `helpers.candidates` replies. Fixes the probe could not confirm are voted on. A reply that
 //! writes a test is not sampled again (the figure search does that work by running it).
 //! The round goes on with the first reply whose write did what was needed, or with the model's
 //! first reply when none did. This is execution-based selection among samples: a weak model's
@@ -20,7 +21,7 @@ use plumb_protocol::{Event, ModelReply, Outcome, ToolCall, Usage};
 use plumb_tools::ToolError;
 
 use crate::figures::FigureSearch;
-use crate::phases::{CheckVerdict, PhaseCheck, TestVerdict, Trial};
+use crate::phases::{CheckVerdict, PhaseCheck, TestVerdict, Trial, WRITE_TOOLS};
 use crate::run::{Ending, Run, elapsed_ms};
 
 /// How the verdict of a write the tool refused begins.
@@ -359,16 +360,13 @@ impl Run {
     }
 }
 
-/// The first reply whose change the most wanted replies made, and how many made it; the first
-/// reply (and 0) when none was wanted.
 /// `request` with only the writing tools among those it allows, or `None` when it allows none.
 fn writes_only(request: &ModelRequest) -> Option<ModelRequest> {
-    const WRITES: [&str; 2] = ["edit_file", "create_file"];
     let allowed: Vec<String> = request
         .tools
         .iter()
         .map(|tool| tool.name.clone())
-        .filter(|name| WRITES.contains(&name.as_str()))
+        .filter(|name| WRITE_TOOLS.contains(&name.as_str()))
         .filter(|name| {
             request
                 .allowed_tools
@@ -382,6 +380,8 @@ fn writes_only(request: &ModelRequest) -> Option<ModelRequest> {
     })
 }
 
+/// The first reply whose change the most wanted replies made, and how many made it; the first
+/// reply (and 0) when none was wanted.
 fn most_common_change(tried: &[Tried]) -> (usize, usize) {
     let mut best = (0, 0);
     for (index, t) in tried.iter().enumerate() {

@@ -680,10 +680,14 @@ pub(crate) fn explain_mistake(excerpt: &str) -> Option<String> {
 
 /// The file a `create_file` or `edit_file` call writes.
 pub(crate) fn written_path(call: &ToolCall) -> Option<&str> {
-    matches!(call.name.as_str(), "create_file" | "edit_file")
+    WRITE_TOOLS
+        .contains(&call.name.as_str())
         .then(|| call.arguments.get("path")?.as_str())
         .flatten()
 }
+
+/// The tools that write a file.
+pub(crate) const WRITE_TOOLS: [&str; 2] = ["create_file", "edit_file"];
 
 #[cfg(test)]
 mod tests {
