@@ -229,13 +229,7 @@ impl<'m> Engine<'m> {
         let n_ctx = usize::try_from(self.ctx.n_ctx()).unwrap_or(usize::MAX);
         let failure = match self.ctx.state_seq_load_file(&path, 0, n_ctx) {
             Ok((tokens, _)) if tokens == expected => {
-                let vocab = self.model.vocab();
-                let mut piece = Vec::new();
-                for token in tokens {
-                    piece.clear();
-                    vocab.token_to_piece_into(token, &mut piece, /*special*/ true, None);
-                    self.log.push(token, &piece);
-                }
+                self.record(&tokens);
                 return Some(StateNote::Loaded(path));
             }
             Ok(_) => format!("{} holds other tokens than the prompt", path.display()),
@@ -312,8 +306,6 @@ impl<'m> Engine<'m> {
 
     /// Decodes `tokens` after the cached ones in batches; returns the batch index of the last token's logits.
     fn decode_prompt(&mut self, tokens: &[LlamaToken]) -> Result<i32, String> {
-        let vocab = self.model.vocab();
-        let mut piece = Vec::new();
         let mut batch = LlamaBatch::new(self.batch, 1);
         let mut last_idx = 0;
         let chunks = tokens.chunks(self.batch);
@@ -329,14 +321,21 @@ impl<'m> Engine<'m> {
             self.ctx
                 .decode(&mut batch)
                 .map_err(|err| format!("llama.cpp failed to evaluate the prompt ({err})"))?;
-            for token in chunk {
-                piece.clear();
-                vocab.token_to_piece_into(*token, &mut piece, /*special*/ true, None);
-                self.log.push(*token, &piece);
-            }
+            self.record(chunk);
             last_idx = chunk.len().saturating_sub(1);
         }
         i32::try_from(last_idx).map_err(|_| "batch index out of range".to_owned())
+    }
+
+    /// Appends `tokens`, now in the cache after the logged ones, to the log with the text they spell.
+    fn record(&mut self, tokens: &[LlamaToken]) {
+        let vocab = self.model.vocab();
+        let mut piece = Vec::new();
+        for token in tokens {
+            piece.clear();
+            vocab.token_to_piece_into(*token, &mut piece, /*special*/ true, None);
+            self.log.push(*token, &piece);
+        }
     }
 
     /// Samples up to `max_tokens` tokens; returns the text, the number of text tokens, and why it ended.

@@ -150,6 +150,14 @@ const SYSTEM: &str = "<|im_start|>system\nYou are a coding agent. Answer with on
 {\"thought\": \"<a few words>\", \"tool\": \"<tool>\", \"arguments\": {...}}. Tools: read_file(path, start_line), \
 run_command(command), finish(summary).<|im_end|>\n";
 
+/// The system turn, one user turn, and the start of the assistant's reply.
+fn first_prompt() -> String {
+    format!(
+        "{SYSTEM}<|im_start|>user\nThe tests in tests/test_math.py fail. Read src/math.py first.<|im_end|>\n\
+         <|im_start|>assistant\n"
+    )
+}
+
 /// Keeps the fields of a reply that the test can predict.
 fn outline(reply: &Value) -> Value {
     match reply.get("error") {
@@ -170,10 +178,7 @@ fn serves_requests_over_json_lines() {
 
     let ready = server.next();
     let warm = server.ask(&json!({"id": 1, "prompt": SYSTEM, "max_tokens": 0}));
-    let prompt = format!(
-        "{SYSTEM}<|im_start|>user\nThe tests in tests/test_math.py fail. Read src/math.py first.<|im_end|>\n\
-         <|im_start|>assistant\n"
-    );
+    let prompt = first_prompt();
     let call = server.ask(
         &json!({"id": 2, "prompt": prompt, "json_schema": tool_schema(), "max_tokens": 200,
         "temperature": 0.0}),
@@ -274,10 +279,7 @@ fn warm_and_call(dir: &std::path::Path) -> (Value, String, Option<i32>) {
     ]);
     server.next();
     let warm = server.ask(&json!({"id": 1, "prompt": SYSTEM, "max_tokens": 0, "persist": true}));
-    let prompt = format!(
-        "{SYSTEM}<|im_start|>user\nThe tests in tests/test_math.py fail. Read src/math.py first.<|im_end|>\n\
-         <|im_start|>assistant\n"
-    );
+    let prompt = first_prompt();
     let call = server.ask(
         &json!({"id": 2, "prompt": prompt, "json_schema": tool_schema(), "max_tokens": 200, "temperature": 0.0}),
     );

@@ -161,15 +161,10 @@ async fn ensure_runner<'a>(
 ) -> Result<&'a mut Runner, ModelError> {
     if state.runner.is_none() {
         let state_dir = settings
-            .tuning
-            .prompt_cache
-            .then(|| {
-                settings
-                    .model_path
-                    .parent()
-                    .map(|dir| dir.join(PROMPT_STATES_DIR))
-            })
-            .flatten();
+            .model_path
+            .parent()
+            .filter(|_| settings.tuning.prompt_cache)
+            .map(|dir| dir.join(PROMPT_STATES_DIR));
         let runner = Runner::start(
             &settings.runner,
             &settings.model_path,
