@@ -127,7 +127,7 @@ pub(crate) struct Phases {
     /// The existing test file shown up front, where a new test can be added at the end and use
     /// the helpers already there.
     test_file: Option<String>,
-    /// The existing test closest to the ticket, numbered: the pattern for the model's test.
+    /// The existing test closest to the ticket: the pattern for the model's test.
     example: Option<String>,
     /// The ticket's sentences giving its example and what should happen.
     ticket_example: Option<String>,

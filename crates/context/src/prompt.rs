@@ -54,7 +54,7 @@ pub struct FirstMessage<'a> {
     /// The baseline test run, one line ("412 passed").
     pub baseline: &'a str,
     pub repo_map: &'a str,
-    /// The code the ticket is probably about (the code-up-front helper), already numbered.
+    /// The code the ticket is probably about (the code-up-front helper), already rendered.
     pub code: Option<&'a str>,
 }
 
