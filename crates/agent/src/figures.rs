@@ -254,6 +254,9 @@ pub(crate) fn probe_note(search: &FigureSearch) -> Option<String> {
     }
 }
 
+/// Stands in for the lines an edit showed of a test the figure search then replaced.
+pub(crate) const KEPT_VERSION_BELOW: &str = "The version of the test plumb kept is shown below.\n";
+
 /// The note for the model when a version was kept.
 pub(crate) fn note(found: &FigureFound, test_file: &str) -> String {
     format!(

@@ -11,7 +11,8 @@ use plumb_protocol::{
 };
 use plumb_tools::shorten::shorten;
 use plumb_tools::{
-    DONE_TOOL, Registry, TestRun, ToolContext, ToolError, run_test_command, sandbox_limits,
+    DONE_TOOL, EDITED_LINES_HEADER, Registry, TestRun, ToolContext, ToolError, run_test_command,
+    sandbox_limits,
 };
 use plumb_verify::tamper::TamperKind;
 use plumb_verify::{TestCommand, TestOutcome, TestResults};
@@ -678,6 +679,13 @@ impl Run {
                                 {
                                     let short = figures::replaced_failure(excerpt);
                                     report.replace_range(range, &short);
+                                }
+                                // The edit's answer ends with the lines of the version that
+                                // was just replaced; the note shows the kept one. Both cost the
+                                // next round (which is usually `done`) some 150 tokens.
+                                if let Some(at) = output.find(EDITED_LINES_HEADER) {
+                                    output.truncate(at);
+                                    output.push_str(figures::KEPT_VERSION_BELOW);
                                 }
                                 report.push_str(&figures::note(&found, &test_file));
                                 // The kept version is the model's test now, judged both ways.

@@ -417,6 +417,9 @@ fn rename_definition(added: &str, name: &str, file: &str) -> Option<(String, Str
     done.then(|| (lines.join("\n"), fresh))
 }
 
+/// Introduces the lines an edit's answer ends with: the edited lines and a few around them.
+pub const EDITED_LINES_HEADER: &str = "Lines around the change now read:";
+
 /// Checks the edited text parses, writes it, and shows the lines around the change.
 fn finish_edit(
     path: &Path,
@@ -437,7 +440,7 @@ fn finish_edit(
     let changed = new_text.lines().count().max(1);
     Ok(ToolOutput {
         text: format!(
-            "Edited {rel}. Lines around the change now read:\n{}",
+            "Edited {rel}. {EDITED_LINES_HEADER}\n{}",
             excerpt(&after, first_line, changed)
         ),
         summary: format!("edited {rel} at line {first_line}"),

@@ -25,6 +25,7 @@ use plumb_verify::TestCommand;
 use plumb_workspace::Workspace;
 use tokio_util::sync::CancellationToken;
 
+pub use edit::EDITED_LINES_HEADER;
 pub use registry::{DONE_TOOL, Registry, Tool};
 pub use test_run::{REPORT_DIR, TestRun, run_test_command, sandbox_limits};
 

@@ -648,6 +648,12 @@ fn a_test_asserting_the_bugs_figure_is_tried_with_the_tickets_figures() {
         "the replaced assert's failure in one line, not its traceback: {searched}"
     );
     assert!(
+        searched.contains("Appended to tests/test_invoice_totals.py. The version of the test plumb kept is shown below.\n")
+            && !searched.contains("Lines around the change now read:")
+            && !searched.contains("| def test_gst_after_discount"),
+        "the replaced version's lines are left out, the kept one is shown: {searched}"
+    );
+    assert!(
         report.patch.contains("+def test_gst_after_discount():\n+    totals = compute_invoice_totals(invoice(item(\"1000.00\", discount=\"100.00\")))\n+    assert totals.tax == Decimal(\"162.00\")\n"),
         "the kept version, one assert of the ticket's figure: {}",
         report.patch
