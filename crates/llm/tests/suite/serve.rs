@@ -38,6 +38,19 @@ struct Server {
 }
 
 impl Server {
+    /// Starts a server on the test model with a 2,048-token context and `extra` flags.
+    fn with_test_model(extra: &[&str]) -> Self {
+        let model = model_path();
+        let mut args = vec![
+            "--model",
+            model.to_str().expect("utf-8 path"),
+            "--ctx",
+            "2048",
+        ];
+        args.extend_from_slice(extra);
+        Self::start(&args)
+    }
+
     fn start(args: &[&str]) -> Self {
         let mut child = Command::new(BIN)
             .args(args)
@@ -168,13 +181,7 @@ fn outline(reply: &Value) -> Value {
 
 #[test]
 fn serves_requests_over_json_lines() {
-    let model = model_path();
-    let mut server = Server::start(&[
-        "--model",
-        model.to_str().expect("utf-8 path"),
-        "--ctx",
-        "2048",
-    ]);
+    let mut server = Server::with_test_model(&[]);
 
     let ready = server.next();
     let warm = server.ask(&json!({"id": 1, "prompt": SYSTEM, "max_tokens": 0}));
@@ -268,15 +275,7 @@ fn state_files(dir: &std::path::Path) -> Vec<PathBuf> {
 /// Starts a server with `dir` for states, warms `SYSTEM` with `persist`, asks for one greedy call, and returns
 /// the warm reply, the call's text and the exit code.
 fn warm_and_call(dir: &std::path::Path) -> (Value, String, Option<i32>) {
-    let model = model_path();
-    let mut server = Server::start(&[
-        "--model",
-        model.to_str().expect("utf-8 path"),
-        "--ctx",
-        "2048",
-        "--state-dir",
-        dir.to_str().expect("utf-8 path"),
-    ]);
+    let mut server = Server::with_test_model(&["--state-dir", dir.to_str().expect("utf-8 path")]);
     server.next();
     let warm = server.ask(&json!({"id": 1, "prompt": SYSTEM, "max_tokens": 0, "persist": true}));
     let prompt = first_prompt();
