@@ -22,6 +22,7 @@ mod static_checks;
 mod stuck;
 mod suite;
 mod test_checks;
+mod trace;
 mod unbound;
 
 use std::path::PathBuf;

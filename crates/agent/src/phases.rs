@@ -133,6 +133,12 @@ pub(crate) struct Phases {
     ticket_example: Option<String>,
     /// The whole text of the existing test closest to the ticket, for the fix probe.
     probe: Option<String>,
+    /// The source file shown up front, which the figure trace follows (`trace.rs`).
+    source_file: Option<String>,
+    /// The figure trace ran (it runs once, at the first fix the probe rejects), and the
+    /// sentence naming the line it points at, when it found one.
+    traced: bool,
+    pointer: Option<String>,
     /// Edits plumb undid: (path, old_text, new_text).
     undone: Vec<(String, String, String)>,
     /// The model has called `done` (the ladder ran) at least once.
@@ -202,6 +208,9 @@ impl Phases {
             example: None,
             ticket_example: None,
             probe: None,
+            source_file: None,
+            traced: false,
+            pointer: None,
             undone: Vec::new(),
             done_tried: false,
         }
@@ -265,14 +274,20 @@ impl Phases {
         }
         let Some(test) = &self.test else {
             if self.existing.is_some_and(|v| v != TestVerdict::Passes) {
-                return Some(
-                    "your last change broke tests that passed before, so plumb undid it (see above): fix the code again with edit_file, changing only the lines the ticket is about.".to_string(),
-                );
+                let mut step = "your last change broke tests that passed before, so plumb undid it (see above): fix the code again with edit_file, changing only the lines the ticket is about.".to_string();
+                if let Some(pointer) = self.pointer() {
+                    step.push(' ');
+                    step.push_str(pointer);
+                }
+                return Some(step);
             }
             if self.unconfirmed {
-                return Some(
-                    "your last change did not change any value the tests check to a figure the ticket gives, so plumb undid it (see above): fix the code again with edit_file, in the line that computes what the ticket says is wrong.".to_string(),
-                );
+                return Some(match self.pointer() {
+                    Some(pointer) => format!(
+                        "your last change did not change any value the tests check to a figure the ticket gives, so plumb undid it (see above): fix the code again with edit_file. {pointer}"
+                    ),
+                    None => "your last change did not change any value the tests check to a figure the ticket gives, so plumb undid it (see above): fix the code again with edit_file, in the line that computes what the ticket says is wrong.".to_string(),
+                });
             }
             return Some(match &self.test_file {
                 Some(file) if self.example.is_some() => format!(
@@ -391,12 +406,42 @@ impl Phases {
     /// BILL-412 the 1.5B model's wrong fixes (a rewritten `check_line` bound) all kept the old
     /// tests passing; told that the fix was doubtful, it went on to write tests for it anyway.
     /// Returns the sentence for the model.
-    pub(crate) fn reject_unconfirmed(&mut self) -> &'static str {
+    pub(crate) fn reject_unconfirmed(&mut self) -> String {
         if !self.source_edited {
             self.unconfirmed = true;
             self.existing = None;
         }
-        "So plumb undid it: the code is as it was before this edit. Fix the code again: change the line that computes what the ticket says is wrong."
+        let again = self
+            .pointer()
+            .unwrap_or("change the line that computes what the ticket says is wrong.");
+        format!(
+            "So plumb undid it: the code is as it was before this edit. Fix the code again: {again}"
+        )
+    }
+
+    /// The test file, the closest test and the source file to trace the ticket's figures with
+    /// (`trace.rs`), when the trace has not run yet.
+    pub(crate) fn trace_with(&self) -> Option<(String, String, String)> {
+        if !self.enabled || self.traced || self.source_edited {
+            return None;
+        }
+        Some((
+            self.test_file.clone()?,
+            self.probe.clone()?,
+            self.source_file.clone()?,
+        ))
+    }
+
+    /// The figure trace's sentence, while no fix has been kept (it names a line of the original
+    /// code).
+    pub(crate) fn pointer(&self) -> Option<&str> {
+        self.pointer.as_deref().filter(|_| !self.source_edited)
+    }
+
+    /// Keeps what the figure trace found (it does not run again).
+    pub(crate) fn point_at(&mut self, pointer: Option<String>) {
+        self.traced = true;
+        self.pointer = pointer;
     }
 
     /// Remembers an `edit_file` call plumb undid (see [`Phases::undoes`]).
@@ -444,8 +489,9 @@ impl Phases {
     }
 
     /// Keeps the whole existing test closest to the ticket, to check fixes with (`figures.rs`).
-    pub(crate) fn probe_with(&mut self, example: Option<String>) {
+    pub(crate) fn probe_with(&mut self, example: Option<String>, source_file: Option<String>) {
         self.probe = example;
+        self.source_file = source_file;
     }
 
     /// The test file and the example to check a fix with, after `check` showed that it kept the
@@ -1056,6 +1102,63 @@ mod tests {
             verdict(TestVerdict::Passes, None),
         );
         assert!(phases.next_step().unwrap().starts_with("now add a test"));
+    }
+
+    #[test]
+    fn the_figure_trace_runs_once_and_names_its_line_in_the_fix_step() {
+        let mut phases = Phases::new(true);
+        assert_eq!(phases.trace_with(), None, "nothing to trace with yet");
+        phases.suggest_test_file(Some("tests/test_a.py".into()), None);
+        phases.probe_with(
+            Some("def test_a():\n    x = f(1)\n".into()),
+            Some("a.py".into()),
+        );
+        assert_eq!(
+            phases.trace_with(),
+            Some((
+                "tests/test_a.py".into(),
+                "def test_a():\n    x = f(1)\n".into(),
+                "a.py".into()
+            ))
+        );
+        phases.point_at(Some("Line 3 sets x to 180.".into()));
+        assert_eq!(phases.trace_with(), None, "the trace runs once");
+        assert!(
+            phases
+                .reject_unconfirmed()
+                .ends_with("Fix the code again: Line 3 sets x to 180.")
+        );
+        assert!(
+            phases
+                .next_step()
+                .unwrap()
+                .ends_with("fix the code again with edit_file. Line 3 sets x to 180.")
+        );
+        // A fix undone for breaking the old tests names the line too.
+        phases.record(
+            &PhaseCheck::Existing(None),
+            verdict(TestVerdict::Fails, None),
+        );
+        assert!(
+            phases
+                .next_step()
+                .unwrap()
+                .ends_with("changing only the lines the ticket is about. Line 3 sets x to 180.")
+        );
+        // Once a fix is kept, the line of the original code is no longer named.
+        phases.record(
+            &PhaseCheck::Existing(None),
+            verdict(TestVerdict::Passes, None),
+        );
+        assert_eq!(phases.pointer(), None);
+        // Nothing found: the general sentence.
+        let mut phases = Phases::new(true);
+        phases.point_at(None);
+        assert!(
+            phases
+                .reject_unconfirmed()
+                .ends_with("change the line that computes what the ticket says is wrong.")
+        );
     }
 
     #[test]

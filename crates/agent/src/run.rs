@@ -22,6 +22,7 @@ use crate::figures;
 use crate::journal::Journal;
 use crate::phases::{self, CheckVerdict, PhaseCheck, Phases, TestVerdict};
 use crate::stuck::{Answered, StuckDetector};
+use crate::trace;
 use crate::unbound;
 use crate::{RunError, RunSpec};
 
@@ -45,8 +46,8 @@ const CLOSEST_TEST_LINES: usize = 30;
 const TICKET_EXAMPLE_CHARS: usize = 400;
 
 /// The code-up-front helper's text: the likely source file, then the start of its test file as a
-/// pattern for the new test; and that test file's path.
-fn code_up_front(root: &Path, ticket: &str) -> Option<(String, Option<String>)> {
+/// pattern for the new test; that source file's path, and that test file's path.
+fn code_up_front(root: &Path, ticket: &str) -> Option<(String, String, Option<String>)> {
     use plumb_context::relevant::{relevant_code, test_for};
     let code = relevant_code(root, ticket, CODE_UP_FRONT_LINES)?;
     let mut text = code.text;
@@ -57,7 +58,7 @@ fn code_up_front(root: &Path, ticket: &str) -> Option<(String, Option<String>)> 
             test.text
         ));
     }
-    Some((text, test.map(|t| t.path)))
+    Some((text, code.path, test.map(|t| t.path)))
 }
 
 /// Why the rounds stopped.
@@ -353,13 +354,15 @@ impl Run {
             .unwrap_or_else(|err| format!("(no repository map: {err})"));
         let command = self.test_command.argv.join(" ");
         let baseline = self.baseline.summary();
-        let (code, test_file) = self
+        let shown = self
             .helpers
             .code_up_front
             .then(|| code_up_front(root, &self.spec.ticket))
-            .flatten()
-            .unzip();
-        let test_file = test_file.flatten();
+            .flatten();
+        let (code, source_file, test_file) = match shown {
+            Some((code, source, test)) => (Some(code), Some(source), test),
+            None => (None, None, None),
+        };
         // The test closest to the ticket is shown when the model is to write its own, not up
         // front: shown a test in the first message, the model edited it instead of the code.
         let example = test_file.as_deref().and_then(|file| {
@@ -369,7 +372,7 @@ impl Run {
             plumb_context::relevant::closest_test_text(root, file, &self.spec.ticket)
         });
         self.phases.suggest_test_file(test_file, example);
-        self.phases.probe_with(probe);
+        self.phases.probe_with(probe, source_file);
         self.phases
             .quote_ticket(plumb_context::relevant::ticket_example(
                 &self.spec.ticket,
@@ -718,15 +721,34 @@ impl Run {
                             Err(ending) => return Some(ending),
                         }
                     }
+                    // A fix undone before any was kept: the first time, the figure trace finds
+                    // the line that makes the ticket's figure, named from then on.
+                    let fix_undone =
+                        unconfirmed || (undo && matches!(check, PhaseCheck::Existing(_)));
+                    if fix_undone
+                        && let Some((test_file, example, source_file)) = self.phases.trace_with()
+                    {
+                        match self.trace_figures(&test_file, &example, &source_file).await {
+                            Ok(pointer) => self
+                                .phases
+                                .point_at(pointer.as_ref().map(trace::Pointer::sentence)),
+                            Err(ending) => return Some(ending),
+                        }
+                    }
                     let sentence = if unconfirmed {
                         undo = true;
                         shown = None;
                         self.phases.reject_unconfirmed()
                     } else {
-                        self.phases.record(&check, verdict)
+                        let mut sentence = self.phases.record(&check, verdict).to_string();
+                        if undo && let Some(pointer) = self.phases.pointer() {
+                            sentence.push(' ');
+                            sentence.push_str(pointer);
+                        }
+                        sentence
                     };
                     output.push_str(&report);
-                    output.push_str(sentence);
+                    output.push_str(&sentence);
                     output.push_str(shown.as_deref().unwrap_or_default());
                     if undo {
                         self.phases.remember_undone(call);

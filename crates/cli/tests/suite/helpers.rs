@@ -494,8 +494,8 @@ fn a_breaking_fix_and_one_that_changes_no_figure_of_the_ticket_are_undone() {
     assert!(
         broke.starts_with("Error: plumb undid this edit of billing/invoice_totals.py: the file is as it was before it (why is below).\n\nplumb ran the existing tests: ")
             && !broke.contains("* 0")
-            && broke.ends_with("Tests that passed before fail with this change (see above), so plumb undid it: the code is as it was before this edit. Fix the code again, changing only the lines the ticket is about."),
-        "{broke}"
+            && broke.ends_with("Tests that passed before fail with this change (see above), so plumb undid it: the code is as it was before this edit. Fix the code again, changing only the lines the ticket is about. plumb ran the closest test's example on the original code: line 52 of billing/invoice_totals.py (in line_totals), `tax = compute_gst(gross, rate)`, sets tax to 180.00: the ticket's 180, while no line comes to the ticket's 162. Change that line so it computes what the ticket says it should."),
+        "a fix undone for breaking tests names the line the figure trace found: {broke}"
     );
     let undone = events.iter().any(|e| {
         matches!(e, Event::ToolFinished { round: 1, ok: false, name, .. } if name == "edit_file")
@@ -507,8 +507,8 @@ fn a_breaking_fix_and_one_that_changes_no_figure_of_the_ticket_are_undone() {
         unconfirmed.starts_with("Error: plumb undid this edit of billing/invoice_totals.py")
             && unconfirmed.contains("13 passed")
             && unconfirmed.contains("But plumb checked your change with the example of the closest test, and none of the values the tests there check comes out as a figure the ticket gives with it (and differently without it): it does not fix what the ticket describes.")
-            && unconfirmed.ends_with("So plumb undid it: the code is as it was before this edit. Fix the code again: change the line that computes what the ticket says is wrong."),
-        "a fix that keeps the old tests but changes no figure of the ticket is undone too: {unconfirmed}"
+            && unconfirmed.ends_with("So plumb undid it: the code is as it was before this edit. Fix the code again: plumb ran the closest test's example on the original code: line 52 of billing/invoice_totals.py (in line_totals), `tax = compute_gst(gross, rate)`, sets tax to 180.00: the ticket's 180, while no line comes to the ticket's 162. Change that line so it computes what the ticket says it should."),
+        "a fix that keeps the old tests but changes no figure of the ticket is undone too, and the figure trace names the line that makes the ticket's wrong figure: {unconfirmed}"
     );
 
     let kept = tool_message(&events, 4).unwrap();
