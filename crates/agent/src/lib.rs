@@ -24,6 +24,7 @@ mod suite;
 mod test_checks;
 mod trace;
 mod unbound;
+mod undefined;
 
 use std::path::PathBuf;
 

@@ -24,6 +24,7 @@ use crate::phases::{self, CheckVerdict, PhaseCheck, Phases, TestVerdict};
 use crate::stuck::{Answered, StuckDetector};
 use crate::trace;
 use crate::unbound;
+use crate::undefined;
 use crate::{RunError, RunSpec};
 
 /// The test tool: it runs commands, but a rerun with no file changed gives the same answer.
@@ -770,7 +771,7 @@ impl Run {
                             report,
                             shown.as_deref().unwrap_or_default()
                         );
-                        if let Some(note) = self.used_before_assignment(call, path, &report) {
+                        if let Some(note) = self.name_note(call, path, &report) {
                             // A line of its own: long lines are cut in what the model is shown.
                             output.push('\n');
                             output.push_str(&note);
@@ -1051,8 +1052,8 @@ pub(crate) fn run_verdict(run: &TestRun) -> TestVerdict {
 
 impl Run {
     /// The note on an undone code edit whose tests failed with `UnboundLocalError` (see
-    /// [`unbound`]), read against the file as it is again.
-    fn used_before_assignment(&self, call: &ToolCall, path: &str, report: &str) -> Option<String> {
+    /// [`unbound`]) or `NameError` (see [`undefined`]), read against the file as it is again.
+    fn name_note(&self, call: &ToolCall, path: &str, report: &str) -> Option<String> {
         let text = std::fs::read_to_string(self.workspace.root().join(path)).ok()?;
         let old_text = call
             .arguments
@@ -1060,6 +1061,7 @@ impl Run {
             .and_then(serde_json::Value::as_str)
             .unwrap_or_default();
         unbound::used_before_assignment(report, path, &text, old_text)
+            .or_else(|| undefined::not_defined(report, &text, old_text))
     }
 }
 

@@ -599,7 +599,7 @@ fn a_fix_using_a_variable_above_its_assignment_is_undone_with_the_line_that_assi
     let undone = tool_message(&events, 2).unwrap();
     assert!(
         undone.starts_with("Error: plumb undid this edit of billing/invoice_totals.py")
-            && undone.ends_with("changing only the lines the ticket is about.\nUnboundLocalError: your line uses `net` above the line that assigns it (billing/invoice_totals.py line 53: `net = apply_discount(gross, item.discount)`). To use `net`, make one edit whose old_text is from your line down to that line, and whose new_text assigns `net` first, then uses it."),
+            && undone.ends_with("changing only the lines the ticket is about. plumb ran the closest test's example on the original code: line 52 of billing/invoice_totals.py (in line_totals), `tax = compute_gst(gross, rate)`, sets tax to 180.00: the ticket's 180, while no line comes to the ticket's 162. Change that line so it computes what the ticket says it should.\nUnboundLocalError: your line uses `net` above the line that assigns it (billing/invoice_totals.py line 53: `net = apply_discount(gross, item.discount)`). To use `net`, make one edit whose old_text is from your line down to that line, and whose new_text assigns `net` first, then uses it."),
         "{undone}"
     );
     let refused = tool_message(&events, 5).unwrap();
