@@ -135,8 +135,9 @@ pub(crate) struct Phases {
     probe: Option<String>,
     /// The source file shown up front, which the figure trace follows (`trace.rs`).
     source_file: Option<String>,
-    /// The figure trace ran (it runs once, at the first fix the probe rejects), and the
-    /// sentence naming the line it points at, when it found one.
+    /// The figure trace ran (it runs once, at the first fix undone before one was kept: the
+    /// probe rejected it or it broke tests), and the sentence naming the line it points at, when
+    /// it found one.
     traced: bool,
     pointer: Option<String>,
     /// Edits plumb undid: (path, old_text, new_text).

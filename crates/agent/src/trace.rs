@@ -1,15 +1,16 @@
 //! Figure trace, part of the guided phases: where on the original code the ticket's figures come
-//! from. When the fix probe (`figures.rs`) rejects a fix, plumb runs the setup of the existing
-//! test closest to the ticket once more, on the original code, under Python's `sys.settrace`,
-//! and notes each line of the source file shown up front that sets a local (or returns) a figure
-//! the ticket gives. The line whose figure is nearest to one the ticket gives but no line makes
+//! from. When plumb undoes a fix before one was kept (the fix probe of `figures.rs` rejected it,
+//! or it broke tests that passed before), it runs the setup of the existing test closest to the
+//! ticket once more, on the original code, under Python's `sys.settrace`, and notes each line of
+//! the source file shown up front that sets a local (or returns) a figure the ticket gives. The line whose figure is nearest to one the ticket gives but no line makes
 //! is named to the model: on BILL-412, line 52 `tax = compute_gst(gross, rate)` sets `tax` to
 //! 180.00, the ticket's wrong Rs 180, where no line comes to its Rs 162.
 //!
 //! Why: a 1.5B model whose fix was undone went on editing the line it had chosen first (the
 //! discount check of `check_line`, three runs of ten in one benchmark) until the round limit,
 //! told only to "change the line that computes what the ticket says is wrong". Which line that
-//! is, a run of the example answers, not a reading of the prose.
+//! is, a run of the example answers, not a reading of the prose. In the four BILL-412 runs since
+//! whose first fix was undone, the next round's fix edited line 52.
 //!
 //! Only Python tests run by pytest, only a top-level test function with setup lines before its
 //! first assert; figures the test's own lines give or check are left out (they are the inputs
