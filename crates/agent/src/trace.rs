@@ -9,8 +9,8 @@
 //! Why: a 1.5B model whose fix was undone went on editing the line it had chosen first (the
 //! discount check of `check_line`, three runs of ten in one benchmark) until the round limit,
 //! told only to "change the line that computes what the ticket says is wrong". Which line that
-//! is, a run of the example answers, not a reading of the prose. In the four BILL-412 runs since
-//! whose first fix was undone, the next round's fix edited line 52.
+//! is, a run of the example answers, not a reading of the prose. In four of five BILL-412 runs
+//! since whose first fix was undone, the next round's fix edited line 52.
 //!
 //! Only Python tests run by pytest, only a top-level test function with setup lines before its
 //! first assert; figures the test's own lines give or check are left out (they are the inputs
