@@ -201,17 +201,24 @@ impl Run {
     pub(crate) async fn run_on_original_source(&mut self, test: &str) -> Result<TestRun, Ending> {
         let changed = self.workspace.changed_files().map_err(Ending::infra)?;
         let changes = self.file_changes(&changed)?;
-        let dest = self.spec.run_dir.join("checks").join("original-source");
+        let dest = self.fresh_baseline_tree("original-source")?;
+        overlay_test_changes(self.workspace.root(), &dest, &changes).map_err(Ending::infra)?;
+        let run = self.run_tests_in(&dest, &[test.to_string()]).await;
+        let _ = std::fs::remove_dir_all(&dest);
+        run
+    }
+
+    /// A fresh copy of the baseline tree in `checks/NAME` of the run folder (whatever an earlier
+    /// check left there removed first), for a check that runs on the original code.
+    pub(crate) fn fresh_baseline_tree(&self, name: &str) -> Result<PathBuf, Ending> {
+        let dest = self.spec.run_dir.join("checks").join(name);
         if dest.exists() {
             std::fs::remove_dir_all(&dest).map_err(Ending::infra)?;
         }
         self.workspace
             .materialize(self.workspace.baseline(), &dest)
             .map_err(Ending::infra)?;
-        overlay_test_changes(self.workspace.root(), &dest, &changes).map_err(Ending::infra)?;
-        let run = self.run_tests_in(&dest, &[test.to_string()]).await;
-        let _ = std::fs::remove_dir_all(&dest);
-        run
+        Ok(dest)
     }
 
     /// Runs the test command (narrowed to `tests` when given) in `workdir`.

@@ -100,13 +100,7 @@ impl Run {
         let Some(traced) = traced_test(example, source_file, &wanted) else {
             return Ok(None);
         };
-        let dest = self.spec.run_dir.join("checks").join("trace");
-        if dest.exists() {
-            std::fs::remove_dir_all(&dest).map_err(Ending::infra)?;
-        }
-        self.workspace
-            .materialize(self.workspace.baseline(), &dest)
-            .map_err(Ending::infra)?;
+        let dest = self.fresh_baseline_tree("trace")?;
         let path = dest.join(test_file);
         let run = match std::fs::read_to_string(&path) {
             Ok(text) => {
@@ -255,8 +249,7 @@ fn traced_test(example: &str, source_file: &str, wanted: &BTreeSet<String>) -> O
     for line in tracer.lines() {
         if line.is_empty() {
             out.push('\n');
-        } else if let Some(body) = line.strip_prefix("<setup>") {
-            debug_assert!(body.is_empty());
+        } else if line == "<setup>" {
             for setup_line in setup {
                 if setup_line.trim().is_empty() {
                     out.push('\n');

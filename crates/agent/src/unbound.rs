@@ -43,7 +43,12 @@ pub(crate) fn used_before_assignment(
 fn unbound_name(report: &str) -> Option<String> {
     let line = report.lines().find(|l| l.contains("UnboundLocalError"))?;
     let after = line.split("local variable '").nth(1)?;
-    let name = after.split('\'').next()?;
+    quoted_name(after)
+}
+
+/// The Python name before the first `'` of `text` (what an error message quotes), when it is one.
+pub(crate) fn quoted_name(text: &str) -> Option<String> {
+    let name = text.split('\'').next()?;
     let valid = !name.is_empty()
         && name.chars().all(|c| c.is_alphanumeric() || c == '_')
         && !name.starts_with(|c: char| c.is_ascii_digit());
@@ -52,7 +57,7 @@ fn unbound_name(report: &str) -> Option<String> {
 
 /// True when a (left-trimmed) line assigns `name`: `name = …`, `name: T = …` or `name += …`,
 /// not a comparison.
-fn assigns(line: &str, name: &str) -> bool {
+pub(crate) fn assigns(line: &str, name: &str) -> bool {
     let Some(rest) = line.strip_prefix(name) else {
         return false;
     };

@@ -5,6 +5,8 @@
 //! function, the names it has above the edited line, and the attribute spelled like the missing
 //! name that the function already uses.
 
+use crate::unbound::{assigns, quoted_name};
+
 /// The note for an edit whose tests failed as `report` shows, when they failed with `NameError`
 /// on a name, and `old_text` (the text the edit replaced) is inside a function of `file_text`
 /// (the file as it is again after the undo).
@@ -62,11 +64,7 @@ pub(crate) fn not_defined(report: &str, file_text: &str, old_text: &str) -> Opti
 fn undefined_name(report: &str) -> Option<String> {
     let line = report.lines().find(|l| l.contains("NameError"))?;
     let after = line.split("name '").nth(1)?;
-    let name = after.split('\'').next()?;
-    let valid = !name.is_empty()
-        && name.chars().all(|c| c.is_alphanumeric() || c == '_')
-        && !name.starts_with(|c: char| c.is_ascii_digit());
-    valid.then(|| name.to_string())
+    quoted_name(after)
 }
 
 /// The parameter names of a `def` line's signature (`name(a: T, b=1, *args)`), `self` left out.
@@ -88,23 +86,14 @@ fn parameters(signature: &str) -> Vec<String> {
         .collect()
 }
 
-/// The name a (left-trimmed) line assigns: `name = …`, `name: T = …`, `name += …`; not `==`.
+/// The name a (left-trimmed) line assigns, as [`assigns`] reads an assignment.
 fn assigned_name(line: &str) -> Option<String> {
     let end = line
         .find(|c: char| !(c.is_alphanumeric() || c == '_'))
         .unwrap_or(line.len());
     let name = line.get(..end)?;
-    if name.is_empty() || name.starts_with(|c: char| c.is_ascii_digit()) {
-        return None;
-    }
-    let rest = line.get(end..)?.trim_start();
-    let assigns = if let Some(annotated) = rest.strip_prefix(':') {
-        annotated.contains('=') && !annotated.contains("==")
-    } else {
-        let operator = rest.trim_start_matches(['+', '-', '*', '/', '%', '|', '&']);
-        operator.starts_with('=') && !operator.starts_with("==")
-    };
-    assigns.then(|| name.to_string())
+    let valid = !name.is_empty() && !name.starts_with(|c: char| c.is_ascii_digit());
+    (valid && assigns(line, name)).then(|| name.to_string())
 }
 
 /// True when `text` has `word` not run into a longer name on either side.
