@@ -23,6 +23,8 @@
 use plumb_protocol::{TestCounts, ToolCall};
 use plumb_verify::tamper::is_test_file;
 
+use crate::trace::Pointer;
+
 /// The tools a reply may call before the fix: no `create_file` (a new file is almost always a
 /// test at this point) and no `done`.
 const FIX_PHASE_TOOLS: [&str; 5] = [
@@ -140,6 +142,8 @@ pub(crate) struct Phases {
     /// it found one.
     traced: bool,
     pointer: Option<String>,
+    /// The file and the (trimmed) code of the line the figure trace named.
+    pointed_line: Option<(String, String)>,
     /// Edits plumb undid: (path, old_text, new_text).
     undone: Vec<(String, String, String)>,
     /// The model has called `done` (the ladder ran) at least once.
@@ -212,6 +216,7 @@ impl Phases {
             source_file: None,
             traced: false,
             pointer: None,
+            pointed_line: None,
             undone: Vec::new(),
             done_tried: false,
         }
@@ -358,6 +363,9 @@ impl Phases {
                 call.name
             ));
         }
+        if let Some(note) = self.repeats_undone_lines(call) {
+            return Some(note);
+        }
         let path = written_path(call)?;
         (!self.source_edited && is_test_file(path)).then(|| {
             format!(
@@ -412,11 +420,14 @@ impl Phases {
             self.unconfirmed = true;
             self.existing = None;
         }
-        let again = self
-            .pointer()
-            .unwrap_or("change the line that computes what the ticket says is wrong.");
+        // The trace's sentence on a line of its own: lines past 500 characters are cut in what
+        // the model is shown.
+        let again = match self.pointer() {
+            Some(pointer) => format!("\n{pointer}"),
+            None => " change the line that computes what the ticket says is wrong.".to_string(),
+        };
         format!(
-            "So plumb undid it: the code is as it was before this edit. Fix the code again: {again}"
+            "So plumb undid it: the code is as it was before this edit. Fix the code again:{again}"
         )
     }
 
@@ -440,9 +451,52 @@ impl Phases {
     }
 
     /// Keeps what the figure trace found (it does not run again).
-    pub(crate) fn point_at(&mut self, pointer: Option<String>) {
+    pub(crate) fn point_at(&mut self, pointer: Option<&Pointer>) {
         self.traced = true;
-        self.pointer = pointer;
+        self.pointer = pointer.map(Pointer::sentence);
+        self.pointed_line = pointer.map(|p| (p.file.clone(), p.code.clone()));
+    }
+
+    /// A refusal of an edit that goes back to the lines of a fix plumb undid, leaving out the
+    /// line the figure trace named, while no fix has been kept. Told which line makes the
+    /// ticket's wrong figure, a 1.5B model still edited its undone line again in two rounds of
+    /// one benchmark run (with `old_text` its own undone line, rebased onto the original): a
+    /// refused sample makes the candidates helper try the next one, and the model is shown the
+    /// line to edit, with the `old_text` to copy.
+    fn repeats_undone_lines(&self, call: &ToolCall) -> Option<String> {
+        if !self.enabled || self.source_edited || call.name != "edit_file" {
+            return None;
+        }
+        let (file, code) = self.pointed_line.as_ref()?;
+        let pointer = self.pointer.as_deref()?;
+        let path = call.arguments.get("path")?.as_str()?;
+        if path != file {
+            return None;
+        }
+        let rebased = self.rebase_on_undone(call);
+        let arguments = rebased.as_ref().map_or(&call.arguments, |(args, _)| args);
+        let old = arguments.get("old_text")?.as_str()?;
+        let lines = |text: &str| -> Vec<String> {
+            text.lines()
+                .map(str::trim)
+                .filter(|line| !line.is_empty())
+                .map(str::to_string)
+                .collect()
+        };
+        let old_lines = lines(old);
+        if old_lines.is_empty() || old_lines.contains(code) {
+            return None;
+        }
+        let (_, undone_old, _) = self.undone.iter().rev().find(|(p, undone_old, _)| {
+            p == path
+                && lines(undone_old)
+                    .iter()
+                    .any(|line| old_lines.contains(line))
+        })?;
+        Some(format!(
+            "plumb already undid an edit of these lines (`{}`), and the figure trace names another line. Nothing was changed.\n{pointer}\nCopy that line as old_text: `{code}`.",
+            first_line_of(undone_old)
+        ))
     }
 
     /// Remembers an `edit_file` call plumb undid (see [`Phases::undoes`]).
@@ -1122,30 +1176,29 @@ mod tests {
                 "a.py".into()
             ))
         );
-        phases.point_at(Some("Line 3 sets x to 180.".into()));
+        let found = pointer("a.py", "x = f(1)");
+        phases.point_at(Some(&found));
+        let sentence = found.sentence();
         assert_eq!(phases.trace_with(), None, "the trace runs once");
         assert!(
             phases
                 .reject_unconfirmed()
-                .ends_with("Fix the code again: Line 3 sets x to 180.")
+                .ends_with(&format!("Fix the code again:\n{sentence}"))
         );
         assert!(
             phases
                 .next_step()
                 .unwrap()
-                .ends_with("fix the code again with edit_file. Line 3 sets x to 180.")
+                .ends_with(&format!("fix the code again with edit_file. {sentence}"))
         );
         // A fix undone for breaking the old tests names the line too.
         phases.record(
             &PhaseCheck::Existing(None),
             verdict(TestVerdict::Fails, None),
         );
-        assert!(
-            phases
-                .next_step()
-                .unwrap()
-                .ends_with("changing only the lines the ticket is about. Line 3 sets x to 180.")
-        );
+        assert!(phases.next_step().unwrap().ends_with(&format!(
+            "changing only the lines the ticket is about. {sentence}"
+        )));
         // Once a fix is kept, the line of the original code is no longer named.
         phases.record(
             &PhaseCheck::Existing(None),
@@ -1160,6 +1213,75 @@ mod tests {
                 .reject_unconfirmed()
                 .ends_with("change the line that computes what the ticket says is wrong.")
         );
+    }
+
+    /// A trace's pointer at `code` in `file`.
+    fn pointer(file: &str, code: &str) -> Pointer {
+        Pointer {
+            file: file.into(),
+            line: 3,
+            function: "f".into(),
+            name: "x".into(),
+            value: "180.00".into(),
+            code: code.into(),
+            figure: "180".into(),
+            missing: Some("162".into()),
+        }
+    }
+
+    #[test]
+    fn an_edit_back_to_undone_lines_is_refused_when_the_trace_names_another() {
+        let mut phases = Phases::new(true);
+        let edit = |old: &str, new: &str| {
+            call(
+                "edit_file",
+                json!({"path": "a.py", "old_text": old, "new_text": new}),
+            )
+        };
+        let first = edit(
+            "    if x > 1:\n        return y",
+            "    if x >= 1:\n        return y",
+        );
+        phases.remember_undone(&first);
+        let again = edit("    if x > 1:", "    if x > 0:");
+        assert_eq!(phases.refusal(&again), None, "no line named yet");
+        phases.point_at(Some(&pointer("a.py", "tax = f(gross)")));
+        let refused = phases.refusal(&again).expect("the undone lines again");
+        assert!(
+            refused.starts_with("plumb already undid an edit of these lines (`if x > 1:`)"),
+            "{refused}"
+        );
+        assert!(
+            refused.ends_with("\nCopy that line as old_text: `tax = f(gross)`."),
+            "{refused}"
+        );
+        // Its own undone line as old_text is rebased onto the original, and refused the same.
+        assert!(
+            phases
+                .refusal(&edit("    if x >= 1:\n        return y", "    if x > 2:"))
+                .is_some()
+        );
+        // The named line, alone or with the undone lines, and other lines, may be edited.
+        assert_eq!(
+            phases.refusal(&edit("    tax = f(gross)", "    tax = 1")),
+            None
+        );
+        assert_eq!(
+            phases.refusal(&edit("    if x > 1:\n    tax = f(gross)", "    tax = 1")),
+            None
+        );
+        assert_eq!(phases.refusal(&edit("    z = 2", "    z = 3")), None);
+        let other_file = call(
+            "edit_file",
+            json!({"path": "b.py", "old_text": "    if x > 1:", "new_text": ""}),
+        );
+        assert_eq!(phases.refusal(&other_file), None);
+        // Once a fix is kept, the line of the original code no longer counts.
+        phases.record(
+            &PhaseCheck::Existing(None),
+            verdict(TestVerdict::Passes, None),
+        );
+        assert_eq!(phases.refusal(&again), None);
     }
 
     #[test]

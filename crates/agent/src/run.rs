@@ -22,7 +22,6 @@ use crate::figures;
 use crate::journal::Journal;
 use crate::phases::{self, CheckVerdict, PhaseCheck, Phases, TestVerdict};
 use crate::stuck::{Answered, StuckDetector};
-use crate::trace;
 use crate::unbound;
 use crate::undefined;
 use crate::{RunError, RunSpec};
@@ -730,9 +729,7 @@ impl Run {
                         && let Some((test_file, example, source_file)) = self.phases.trace_with()
                     {
                         match self.trace_figures(&test_file, &example, &source_file).await {
-                            Ok(pointer) => self
-                                .phases
-                                .point_at(pointer.as_ref().map(trace::Pointer::sentence)),
+                            Ok(pointer) => self.phases.point_at(pointer.as_ref()),
                             Err(ending) => return Some(ending),
                         }
                     }
@@ -743,7 +740,9 @@ impl Run {
                     } else {
                         let mut sentence = self.phases.record(&check, verdict).to_string();
                         if undo && let Some(pointer) = self.phases.pointer() {
-                            sentence.push(' ');
+                            // A line of its own: lines past 500 characters are cut in what the
+                            // model is shown, and a long path or line of code can get there.
+                            sentence.push('\n');
                             sentence.push_str(pointer);
                         }
                         sentence

@@ -461,7 +461,8 @@ fn a_test_appended_with_an_empty_old_text_uses_the_files_helpers() {
 }
 
 #[test]
-fn a_breaking_fix_and_one_that_changes_no_figure_of_the_ticket_are_undone() {
+fn a_breaking_fix_and_one_that_changes_no_figure_of_the_ticket_are_undone_and_their_lines_refused_after()
+ {
     let fixture = Fixture::billing();
     let ArticleCalls { done, .. } = article_calls();
     let script = fixture.script_path("undone.jsonl");
@@ -474,6 +475,10 @@ fn a_breaking_fix_and_one_that_changes_no_figure_of_the_ticket_are_undone() {
         .tool(
             "edit_file",
             json!({"path": source, "old_text": "if item.discount > item.gross():", "new_text": "if item.discount > item.gross() - item.discount:"}),
+        )
+        .tool(
+            "edit_file",
+            json!({"path": source, "old_text": "if item.discount > item.gross():", "new_text": "if item.discount >= item.gross():"}),
         )
         .tool(
             "edit_file",
@@ -494,7 +499,7 @@ fn a_breaking_fix_and_one_that_changes_no_figure_of_the_ticket_are_undone() {
     assert!(
         broke.starts_with("Error: plumb undid this edit of billing/invoice_totals.py: the file is as it was before it (why is below).\n\nplumb ran the existing tests: ")
             && !broke.contains("* 0")
-            && broke.ends_with("Tests that passed before fail with this change (see above), so plumb undid it: the code is as it was before this edit. Fix the code again, changing only the lines the ticket is about. plumb ran the closest test's example on the original code: line 52 of billing/invoice_totals.py (in line_totals), `tax = compute_gst(gross, rate)`, sets tax to 180.00: the ticket's 180, while no line comes to the ticket's 162. Change that line so it computes what the ticket says it should."),
+            && broke.ends_with("Tests that passed before fail with this change (see above), so plumb undid it: the code is as it was before this edit. Fix the code again, changing only the lines the ticket is about.\nplumb ran the closest test's example on the original code: line 52 of billing/invoice_totals.py (in line_totals), `tax = compute_gst(gross, rate)`, sets tax to 180.00: the ticket's 180, while no line comes to the ticket's 162. Change that line so it computes what the ticket says it should."),
         "a fix undone for breaking tests names the line the figure trace found: {broke}"
     );
     let undone = events.iter().any(|e| {
@@ -507,18 +512,25 @@ fn a_breaking_fix_and_one_that_changes_no_figure_of_the_ticket_are_undone() {
         unconfirmed.starts_with("Error: plumb undid this edit of billing/invoice_totals.py")
             && unconfirmed.contains("13 passed")
             && unconfirmed.contains("But plumb checked your change with the example of the closest test, and none of the values the tests there check comes out as a figure the ticket gives with it (and differently without it): it does not fix what the ticket describes.")
-            && unconfirmed.ends_with("So plumb undid it: the code is as it was before this edit. Fix the code again: plumb ran the closest test's example on the original code: line 52 of billing/invoice_totals.py (in line_totals), `tax = compute_gst(gross, rate)`, sets tax to 180.00: the ticket's 180, while no line comes to the ticket's 162. Change that line so it computes what the ticket says it should."),
+            && unconfirmed.ends_with("So plumb undid it: the code is as it was before this edit. Fix the code again:\nplumb ran the closest test's example on the original code: line 52 of billing/invoice_totals.py (in line_totals), `tax = compute_gst(gross, rate)`, sets tax to 180.00: the ticket's 180, while no line comes to the ticket's 162. Change that line so it computes what the ticket says it should."),
         "a fix that keeps the old tests but changes no figure of the ticket is undone too, and the figure trace names the line that makes the ticket's wrong figure: {unconfirmed}"
     );
 
-    let kept = tool_message(&events, 4).unwrap();
+    let again = tool_message(&events, 4).unwrap();
+    assert_eq!(
+        again,
+        "Error: plumb already undid an edit of these lines (`if item.discount > item.gross():`), and the figure trace names another line. Nothing was changed.\nplumb ran the closest test's example on the original code: line 52 of billing/invoice_totals.py (in line_totals), `tax = compute_gst(gross, rate)`, sets tax to 180.00: the ticket's 180, while no line comes to the ticket's 162. Change that line so it computes what the ticket says it should.\nCopy that line as old_text: `tax = compute_gst(gross, rate)`.",
+        "an edit going back to undone lines is refused while the trace names another line"
+    );
+
+    let kept = tool_message(&events, 5).unwrap();
     assert!(
         kept.contains("plumb checked your fix with the example of the closest test: with it `assert totals.tax == Decimal(\"162.00\")` passes")
             && kept.contains("The existing tests still pass. Now add a test that shows the bug: it must pass with your fix and fail on the original code.\n\nThe ticket says: \"Example: an item costs Rs 1,000 with a Rs 100 discount. 18 percent GST should be Rs 162 (18 percent of Rs 900), but the invoice shows Rs 180 (18 percent of Rs 1,000). Expected: GST is worked out on the price after the discount.\"\n\nThe existing test closest to the ticket, to start from: tests/test_invoice_totals.py, lines 75–76, up to its first assert:\ndef test_discount_reduces_taxable_value():\n    totals = compute_invoice_totals(invoice(item(\"1000.00\", discount=\"100.00\")))\n"),
         "the probe, the ticket's example and the closest test follow a confirmed fix: {kept}"
     );
 
-    let test = tool_message(&events, 5).unwrap();
+    let test = tool_message(&events, 6).unwrap();
     assert!(
         test.starts_with("tests/test_invoice_totals.py already has a test called `test_discount_reduces_taxable_value`")
             && test.ends_with("Good: the test passes with your fix and fails on the original code, so it shows the bug and the fix. Call done."),
@@ -599,7 +611,7 @@ fn a_fix_using_a_variable_above_its_assignment_is_undone_with_the_line_that_assi
     let undone = tool_message(&events, 2).unwrap();
     assert!(
         undone.starts_with("Error: plumb undid this edit of billing/invoice_totals.py")
-            && undone.ends_with("changing only the lines the ticket is about. plumb ran the closest test's example on the original code: line 52 of billing/invoice_totals.py (in line_totals), `tax = compute_gst(gross, rate)`, sets tax to 180.00: the ticket's 180, while no line comes to the ticket's 162. Change that line so it computes what the ticket says it should.\nUnboundLocalError: your line uses `net` above the line that assigns it (billing/invoice_totals.py line 53: `net = apply_discount(gross, item.discount)`). To use `net`, make one edit whose old_text is from your line down to that line, and whose new_text assigns `net` first, then uses it."),
+            && undone.ends_with("changing only the lines the ticket is about.\nplumb ran the closest test's example on the original code: line 52 of billing/invoice_totals.py (in line_totals), `tax = compute_gst(gross, rate)`, sets tax to 180.00: the ticket's 180, while no line comes to the ticket's 162. Change that line so it computes what the ticket says it should.\nUnboundLocalError: your line uses `net` above the line that assigns it (billing/invoice_totals.py line 53: `net = apply_discount(gross, item.discount)`). To use `net`, make one edit whose old_text is from your line down to that line, and whose new_text assigns `net` first, then uses it."),
         "{undone}"
     );
     let refused = tool_message(&events, 5).unwrap();
