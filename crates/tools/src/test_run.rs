@@ -49,14 +49,20 @@ impl TestRun {
         }
     }
 
-    /// The first line of what the model sees: the command and its result.
+    /// The first line of what the model sees: the command and its result, without the time it
+    /// took ("1 failed (exit 1)"). The time tells the model nothing and differs from run to run:
+    /// with it, two runs of one seed saw different prompts, so a seed was no replay.
     pub fn headline(&self) -> String {
-        format!("`{}`: {}", self.argv.join(" "), self.result_line())
+        format!("`{}`: {}", self.argv.join(" "), self.result(None))
     }
 
-    /// The result without the command: "1 failed (exit 1, 0.23 s)".
+    /// The result without the command, for people: "1 failed (exit 1, 0.23 s)".
     pub fn result_line(&self) -> String {
-        let seconds = self.duration.as_secs_f64();
+        self.result(Some(self.duration.as_secs_f64()))
+    }
+
+    /// The result, with the seconds the run took when given.
+    fn result(&self, seconds: Option<f64>) -> String {
         let exit = match self.exit_code {
             Some(code) => format!("exit {code}"),
             None => "killed".to_string(),
@@ -69,11 +75,12 @@ impl TestRun {
                 "no test summary found in the output: the tests may not have run".to_string()
             }
         };
+        let took = seconds.map_or_else(String::new, |seconds| format!(", {seconds:.2} s"));
         if self.limits_hit.is_empty() {
-            format!("{result} ({exit}, {seconds:.2} s)")
+            format!("{result} ({exit}{took})")
         } else {
             let hit = self.limits_hit.join(", ");
-            format!("{result} ({exit}, {seconds:.2} s; stopped by the sandbox's {hit} limit)")
+            format!("{result} ({exit}{took}; stopped by the sandbox's {hit} limit)")
         }
     }
 

@@ -77,14 +77,18 @@ fn is_duration(text: &str) -> bool {
 
 /// The ERRORS and FAILURES sections, the short test summary and the final line; without them
 /// (a crash before collection, a usage error) the output without progress lines, then stderr.
+/// Summary lines lose their duration (see [`without_duration`]).
 pub(crate) fn excerpt(stdout: &str, stderr: &str) -> String {
-    let mut kept: Vec<&str> = Vec::new();
+    let lines: Vec<&str> = stdout.lines().collect();
+    // pytest's own final summary; a test can print lines that look like one.
+    let last_summary = lines.iter().rposition(|line| summary_line(line).is_some());
+    let mut kept: Vec<String> = Vec::new();
     let mut keeping = false;
     let mut in_short_summary = false;
-    for line in stdout.lines() {
+    for (at, line) in lines.iter().enumerate() {
         if let Some(title) = section_title(line) {
             if summary_line(line).is_some() {
-                kept.push(line);
+                kept.push(without_duration(line));
                 keeping = false;
                 continue;
             }
@@ -93,24 +97,60 @@ pub(crate) fn excerpt(stdout: &str, stderr: &str) -> String {
         }
         // With `-rp` (see `with_report`) the short summary lists every passed test too.
         if keeping && !(in_short_summary && line.starts_with("PASSED ")) {
-            kept.push(line);
+            kept.push(if Some(at) == last_summary {
+                without_duration(line)
+            } else {
+                line.to_string()
+            });
         }
     }
     let stderr = stderr.trim();
     if kept.is_empty() {
-        let rest: Vec<&str> = stdout.lines().filter(|line| !is_progress(line)).collect();
+        let rest: Vec<String> = lines
+            .iter()
+            .enumerate()
+            .filter(|(_, line)| !is_progress(line))
+            .map(|(at, line)| {
+                if Some(at) == last_summary {
+                    without_duration(line)
+                } else {
+                    line.to_string()
+                }
+            })
+            .collect();
         return output::tail(&output::joined(&rest.join("\n"), stderr));
     }
-    let last_summary = stdout
-        .lines()
-        .rev()
-        .find(|line| summary_line(line).is_some());
-    if let Some(summary) = last_summary
+    if let Some(summary) = last_summary.map(|at| without_duration(lines[at]))
         && kept.last() != Some(&summary)
     {
         kept.push(summary);
     }
     output::joined(&kept.join("\n"), stderr)
+}
+
+/// A summary line without its duration (`==== 1 failed, 2 passed in 0.12s ====` becomes
+/// `==== 1 failed, 2 passed ====`); any other line as it is. The time a run took tells the model
+/// nothing, and differs from run to run: with it, two runs of one seed saw different prompts
+/// and sampled different replies, so a benchmark seed was no replay.
+fn without_duration(line: &str) -> String {
+    if summary_line(line).is_none() {
+        return line.to_string();
+    }
+    let Some((body, rest)) = line.rsplit_once(" in ") else {
+        return line.to_string();
+    };
+    let mut words = rest.split_whitespace().peekable();
+    words.next();
+    // Long runs add the time as `(0:01:05)`.
+    if words.peek().is_some_and(|word| word.starts_with('(')) {
+        words.next();
+    }
+    let frame: Vec<&str> = words.collect();
+    if frame.is_empty() {
+        body.to_string()
+    } else {
+        format!("{body} {}", frame.join(" "))
+    }
 }
 
 /// The title of a `==== title ====` line.
@@ -334,6 +374,28 @@ mod tests {
             None,
             None,
             None,
+        ];
+        assert_eq!(actual, expected);
+    }
+
+    #[test]
+    fn summary_lines_lose_their_duration() {
+        let actual = [
+            "============ 1 failed, 2 passed in 0.12s ============",
+            "1 failed, 2 passed in 0.12s",
+            "== 3 passed in 65.12s (0:01:05) ==",
+            "no tests ran in 0.01s",
+            "E       assert x in y",
+            "ran 3 tests in 0.1s",
+        ]
+        .map(without_duration);
+        let expected = [
+            "============ 1 failed, 2 passed ============",
+            "1 failed, 2 passed",
+            "== 3 passed ==",
+            "no tests ran",
+            "E       assert x in y",
+            "ran 3 tests in 0.1s",
         ];
         assert_eq!(actual, expected);
     }

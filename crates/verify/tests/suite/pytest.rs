@@ -117,17 +117,18 @@ test_mixed.py:11: AssertionError
 =========================== short test summary info ============================
 FAILED test_mixed.py::test_fail - AssertionError: x should be four
 ERROR test_mixed.py::test_error - RuntimeError: fixture broke
-1 failed, 2 passed, 1 skipped, 1 deselected, 1 xfailed, 1 xpassed, 1 error in 0.02s";
+1 failed, 2 passed, 1 skipped, 1 deselected, 1 xfailed, 1 xpassed, 1 error";
     assert_eq!(actual, expected);
 }
 
 #[test]
 fn excerpt_is_the_same_whatever_the_verbosity() {
     let quiet = excerpt("mixed_quiet");
+    // Without their durations (see `without_duration`).
     let framed_summary = "= 1 failed, 2 passed, 1 skipped, 1 deselected, 1 xfailed, 1 xpassed, \
-                          1 error in 0.02s =";
+                          1 error =";
     let quiet_summary = "1 failed, 2 passed, 1 skipped, 1 deselected, 1 xfailed, 1 xpassed, \
-                         1 error in 0.02s";
+                         1 error";
     let expected = quiet.replace(quiet_summary, framed_summary);
     let actual = [excerpt("mixed_framed"), excerpt("mixed_verbose")];
     assert_eq!(actual, [expected.clone(), expected]);
@@ -147,7 +148,7 @@ E       assert 0
 tests/test_w.py:7: AssertionError
 =========================== short test summary info ============================
 FAILED tests/test_w.py::test_fail - assert 0
-1 failed, 1 passed, 1 warning in 0.01s";
+1 failed, 1 passed, 1 warning";
     assert_eq!(actual, expected);
 }
 
@@ -159,15 +160,14 @@ fn excerpt_without_failure_sections() {
         excerpt("missing_path"),
     ];
     let expected = [
-        "2 passed in 0.00s".to_string(),
+        "2 passed".to_string(),
         format!(
             "ImportError while loading conftest '{}'.\n\
              conftest.py:1: in <module>\n    raise ImportError(\"conftest is broken\")\n\
              E   ImportError: conftest is broken",
             conftest_path()
         ),
-        "no tests ran in 0.00s\nERROR: file or directory not found: tests/test_missing.py"
-            .to_string(),
+        "no tests ran\nERROR: file or directory not found: tests/test_missing.py".to_string(),
     ];
     assert_eq!(actual, expected);
 }
@@ -192,7 +192,7 @@ fn excerpt_of_a_collection_error_ends_with_the_interruption() {
         vec![
             "ERROR tests/test_bad.py",
             "!!!!!!!!!!!!!!!!!!!! Interrupted: 1 error during collection !!!!!!!!!!!!!!!!!!!!",
-            "1 error in 0.07s",
+            "1 error",
         ],
     );
     assert_eq!(actual, expected);
