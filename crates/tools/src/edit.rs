@@ -11,6 +11,7 @@ use serde_json::{Value, json};
 use crate::read::relative;
 use crate::registry::Tool;
 use crate::reindent::{self, indentation_match};
+use crate::test_parameters::drop_helper_parameters;
 use crate::unshadow;
 use crate::{ToolContext, ToolError, ToolOutput, args};
 
@@ -281,83 +282,6 @@ fn test_outside_tests(rel: &str, added: &str) -> Option<String> {
     }
     Some(format!(
         "{rel} is not a test file, so pytest would never run `{name}` there. Add the test to a test file (the one under tests/ for this code). Nothing was changed."
-    ))
-}
-
-/// In a Python test file, `added` with the parameters of its test functions that name one of the
-/// file's helper functions (a top-level `def` that is not a fixture), or `self`, taken out, and a
-/// note saying so. pytest fills a test's parameters from fixtures, so `def test_x(item):` fails with "fixture
-/// 'item' not found" and hides the helper `item(...)` the body means to call. `None` when there is
-/// none.
-fn drop_helper_parameters(rel: &str, added: &str, file: &str) -> Option<(String, String)> {
-    if !rel.ends_with(".py") || !plumb_verify::tamper::is_test_file(rel) {
-        return None;
-    }
-    let helpers = |source: &str| -> Vec<String> {
-        let lines: Vec<&str> = source.lines().collect();
-        lines
-            .iter()
-            .enumerate()
-            .filter(|(index, _)| {
-                !lines[..*index]
-                    .iter()
-                    .rev()
-                    .take_while(|l| l.starts_with('@'))
-                    .any(|l| l.contains("fixture"))
-            })
-            .filter_map(|(_, line)| {
-                let rest = line.strip_prefix("def ")?;
-                let name = rest.split('(').next()?.trim();
-                (!name.starts_with("test")).then(|| name.to_string())
-            })
-            .collect()
-    };
-    let helpers: Vec<String> = helpers(file).into_iter().chain(helpers(added)).collect();
-    let mut dropped = Vec::new();
-    let lines: Vec<String> = added
-        .split('\n')
-        .map(|line| {
-            let Some((head, rest)) = line
-                .strip_prefix("def test")
-                .and_then(|_| line.split_once('('))
-            else {
-                return line.to_string();
-            };
-            let Some((params, tail)) = rest.split_once(')') else {
-                return line.to_string();
-            };
-            let kept: Vec<&str> = params
-                .split(',')
-                .map(str::trim)
-                .filter(|param| !param.is_empty())
-                .filter(|param| {
-                    let name = param.split([':', '=']).next().unwrap_or_default().trim();
-                    // `self` on a top-level test is copied from a test class: never a fixture.
-                    let helper = name == "self" || helpers.iter().any(|h| h == name);
-                    if helper {
-                        dropped.push(name.to_string());
-                    }
-                    !helper
-                })
-                .collect();
-            format!("{head}({}){tail}", kept.join(", "))
-        })
-        .collect();
-    if dropped.is_empty() {
-        return None;
-    }
-    let names: Vec<String> = dropped.iter().map(|name| format!("`{name}`")).collect();
-    Some((
-        lines.join("\n"),
-        format!(
-            "Took {} out of the test's parameters: pytest fills a test's parameters from fixtures, and {} no fixture (a helper function of the file is called directly in the body; `self` belongs to a test class). ",
-            names.join(", "),
-            if dropped.len() == 1 {
-                "that name is"
-            } else {
-                "those names are"
-            }
-        ),
     ))
 }
 
@@ -683,32 +607,6 @@ mod tests {
         }
         assert_eq!(loose_test_lines("billing/tax.py", "assert x"), None);
         assert_eq!(loose_test_lines("tests/test_a.rs", "assert!(x);"), None);
-    }
-
-    #[test]
-    fn a_test_parameter_named_like_a_helper_is_taken_out() {
-        let file = "import pytest\n\n\ndef item(price):\n    return price\n\n\n@pytest.fixture\ndef totals():\n    return 1\n";
-        let added = "def test_a(item: LineItem, totals) -> None:\n    assert item('1') == '1'\n";
-        let (text, note) = drop_helper_parameters("tests/test_a.py", added, file).unwrap();
-        assert_eq!(
-            text, "def test_a(totals) -> None:\n    assert item('1') == '1'\n",
-            "a fixture stays"
-        );
-        assert!(
-            note.starts_with("Took `item` out of the test's parameters"),
-            "{note}"
-        );
-        assert_eq!(
-            drop_helper_parameters("tests/test_a.py", "def test_b(totals):\n    pass\n", file),
-            None
-        );
-        assert_eq!(
-            drop_helper_parameters("tests/test_a.py", "def test_c(self):\n    pass\n", file)
-                .unwrap()
-                .0,
-            "def test_c():\n    pass\n"
-        );
-        assert_eq!(drop_helper_parameters("billing/a.py", added, file), None);
     }
 
     #[test]

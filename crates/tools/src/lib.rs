@@ -14,6 +14,7 @@ mod registry;
 mod reindent;
 pub mod search;
 pub mod shorten;
+mod test_parameters;
 mod test_run;
 mod unshadow;
 
