@@ -487,11 +487,13 @@ impl Phases {
         if old_lines.is_empty() || old_lines.contains(code) {
             return None;
         }
+        // A line like `)` or `else:` is in many edits: only lines with some code count.
+        let has_code = |line: &String| line.chars().filter(|c| c.is_alphanumeric()).count() >= 3;
         let (_, undone_old, _) = self.undone.iter().rev().find(|(p, undone_old, _)| {
             p == path
                 && lines(undone_old)
                     .iter()
-                    .any(|line| old_lines.contains(line))
+                    .any(|line| has_code(line) && old_lines.contains(line))
         })?;
         Some(format!(
             "plumb already undid an edit of these lines (`{}`), and the figure trace names another line. Nothing was changed.\n{pointer}\nCopy that line as old_text: `{code}`.",
@@ -1271,6 +1273,12 @@ mod tests {
             None
         );
         assert_eq!(phases.refusal(&edit("    z = 2", "    z = 3")), None);
+        phases.remember_undone(&edit("    total = f(\n    )", "    total = g(\n    )"));
+        assert_eq!(
+            phases.refusal(&edit("    other = h(\n    )", "    other = 1")),
+            None,
+            "a line with no code in common is not the undone lines"
+        );
         let other_file = call(
             "edit_file",
             json!({"path": "b.py", "old_text": "    if x > 1:", "new_text": ""}),
