@@ -9,6 +9,7 @@
 mod args;
 mod edit;
 mod exec;
+pub mod names;
 mod read;
 mod registry;
 mod reindent;

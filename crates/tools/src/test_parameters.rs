@@ -6,6 +6,8 @@
 //! test_x(totals):` whose body starts `totals = compute(...)`). Either way the parameter is
 //! never a value the test uses, so it is taken out, with a note saying so.
 
+use crate::names::contains_word;
+
 /// `added` with the parameters of its test functions that are a helper function of the file (a
 /// top-level `def` that is not a fixture), `self`, or a name the test's body sets before it
 /// reads it, taken out, and a note saying so. `None` when there is none, or `rel` is not a
@@ -136,7 +138,7 @@ fn set_before_read(name: &str, body: &[&str]) -> bool {
     let Some(first) = body
         .iter()
         .map(|line| line.trim())
-        .find(|line| !line.starts_with('#') && mentions(line, name))
+        .find(|line| !line.starts_with('#') && contains_word(line, name))
     else {
         return false;
     };
@@ -151,19 +153,7 @@ fn set_before_read(name: &str, body: &[&str]) -> bool {
             .strip_prefix('=')
             .filter(|value| !value.starts_with('=')),
     };
-    value.is_some_and(|value| !mentions(value, name))
-}
-
-/// True when `text` has `name` as a whole identifier.
-fn mentions(text: &str, name: &str) -> bool {
-    let is_ident = |c: char| c.is_alphanumeric() || c == '_';
-    text.match_indices(name).any(|(at, _)| {
-        let before = text.get(..at).and_then(|head| head.chars().next_back());
-        let after = text
-            .get(at + name.len()..)
-            .and_then(|tail| tail.chars().next());
-        !before.is_some_and(is_ident) && !after.is_some_and(is_ident)
-    })
+    value.is_some_and(|value| !contains_word(value, name))
 }
 
 #[cfg(test)]

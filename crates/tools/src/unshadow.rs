@@ -10,6 +10,8 @@
 //! where the name is used as a plain name (not in strings, not as an attribute, a call or a
 //! keyword argument).
 
+use crate::names::{contains_word, is_name_char};
+
 /// The text with each shadowing variable renamed, and the renames as `(old, new)`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Unshadowed {
@@ -104,20 +106,6 @@ fn fresh_name(text: &str, name: &str) -> String {
         .map(|n| format!("{name}_{n}"))
         .find(|candidate| !contains_word(text, candidate))
         .unwrap_or_else(|| format!("{name}_value"))
-}
-
-fn contains_word(text: &str, word: &str) -> bool {
-    text.match_indices(word).any(|(at, _)| {
-        let before = text.get(..at).and_then(|head| head.chars().next_back());
-        let after = text
-            .get(at + word.len()..)
-            .and_then(|tail| tail.chars().next());
-        !before.is_some_and(is_name_char) && !after.is_some_and(is_name_char)
-    })
-}
-
-fn is_name_char(c: char) -> bool {
-    c.is_alphanumeric() || c == '_'
 }
 
 /// `line` with each plain use of an active name replaced, outside string literals.
