@@ -326,8 +326,8 @@ impl Run {
         {
             wanted = true;
             said.push_str(&format!(
-                "; with `{}` (the figure search) it shows the fix",
-                found.kept.trim()
+                "; with {} (the figure search) it shows the fix",
+                found.change()
             ));
         }
         let mut confirmed = false;

@@ -13,12 +13,19 @@
 //! figure the fix produces passes with it, and only one the original code does not produce fails
 //! without it. The kept test asserts a figure written in the ticket, and is judged like any other.
 //!
+//! When none of those shows the fix, the versions whose setup gives one of the ticket's figures in
+//! place of a number the ticket does not give are next (`figure_inputs.rs`): a test built on a
+//! wrong input (a discount of 150 where the ticket says 100) fails with the right fix whatever it
+//! asserts.
+//!
 //! Only Python tests run by pytest, only a test function this run added, only single-line `assert
-//! … == …` lines; at most [`MAX_TRIES`] versions, all written into the file as tests of their own
-//! and run together, once with the fix and once on the original code.
+//! … == …` lines; at most [`MAX_TRIES`] versions, and [`figure_inputs::MAX_TRIES`] more with another
+//! input, all written into the file as tests of their own and run together, once with the fix and
+//! once on the original code.
 
 use plumb_verify::{Runner, TestOutcome};
 
+use crate::figure_inputs::{self, Input};
 use crate::run::{Ending, Run};
 
 /// At most this many versions of a test are tried (all in one test run with the fix and one on the
@@ -40,8 +47,20 @@ pub(crate) struct FigureFound {
     /// The assert as the model wrote it, and as plumb kept it.
     pub written: String,
     pub kept: String,
+    /// The setup line that now gives a figure of the ticket as an input, if one does.
+    pub input: Option<Input>,
     /// The test function as it now reads.
     pub function: String,
+}
+
+impl FigureFound {
+    /// What changed, for a sentence: "`assert …`", or "`… discount=\"100.00\" …` and `assert …`".
+    pub(crate) fn change(&self) -> String {
+        match &self.input {
+            Some(input) => format!("`{}` and `{}`", input.kept.trim(), self.kept.trim()),
+            None => format!("`{}`", self.kept.trim()),
+        }
+    }
 }
 
 /// One test function of a file: its name and its lines `start..end` (0-based, trailing blank
@@ -53,12 +72,14 @@ struct Function {
     end: usize,
 }
 
-/// One version to try: the function's new text, and the assert line before and after.
+/// One version to try: the function's new text, the assert line before and after, and the setup
+/// line before and after when an input was changed too.
 #[derive(Debug, Clone, PartialEq, Eq)]
-struct Version {
-    text: String,
-    written: String,
-    kept: String,
+pub(crate) struct Version {
+    pub text: String,
+    pub written: String,
+    pub kept: String,
+    pub input: Option<Input>,
 }
 
 impl Run {
@@ -79,7 +100,7 @@ impl Run {
             return Ok(FigureSearch::NotTried);
         };
         let body = lines[function.start..function.end].join("\n");
-        let versions = self.ticket_versions(&body, &text);
+        let versions = self.ticket_versions(&body, &text, Inputs::AlsoChanged);
         let tries = versions.len();
         if tries == 0 {
             return Ok(FigureSearch::NotTried);
@@ -102,6 +123,7 @@ impl Run {
         Ok(FigureSearch::Found(FigureFound {
             written: version.written.clone(),
             kept: version.kept.clone(),
+            input: version.input.clone(),
             function: version.text.clone(),
         }))
     }
@@ -123,7 +145,8 @@ impl Run {
             return Ok(FigureSearch::NotTried);
         };
         let probe = example.replacen(&format!("def {name}("), &format!("def {PROBE}("), 1);
-        let versions = self.ticket_versions(&probe, &text);
+        // The closest test's inputs are the project's own: only its asserts are varied.
+        let versions = self.ticket_versions(&probe, &text, Inputs::AsWritten);
         let tries = versions.len();
         if tries == 0 {
             return Ok(FigureSearch::NotTried);
@@ -138,6 +161,7 @@ impl Run {
                 Shown::At(index) => FigureSearch::Found(FigureFound {
                     written: versions[index].written.clone(),
                     kept: versions[index].kept.clone(),
+                    input: versions[index].input.clone(),
                     function: versions[index].text.clone(),
                 }),
                 Shown::NoneOf => FigureSearch::NoneShowed(tries),
@@ -154,15 +178,24 @@ impl Run {
             .flatten()
     }
 
-    /// The versions of `function` (in `file`) with the ticket's figures, at most [`MAX_TRIES`].
-    fn ticket_versions(&self, function: &str, file: &str) -> Vec<Version> {
+    /// The versions of `function` (in `file`) with the ticket's figures, at most [`MAX_TRIES`];
+    /// then, with `Inputs::AlsoChanged`, those with an input changed to a figure of the ticket.
+    fn ticket_versions(&self, function: &str, file: &str, inputs: Inputs) -> Vec<Version> {
         let figures: Vec<String> = plumb_context::relevant::figures(&self.spec.ticket)
             .into_iter()
             .collect();
-        versions(function, &figures, file)
+        let mut found: Vec<Version> = versions(function, &figures, file)
             .into_iter()
             .take(MAX_TRIES)
-            .collect()
+            .collect();
+        if inputs == Inputs::AlsoChanged {
+            found.extend(
+                figure_inputs::versions(function, &figures, file)
+                    .into_iter()
+                    .take(figure_inputs::MAX_TRIES),
+            );
+        }
+        found
     }
 
     /// Writes `tried` (the versions as tests `NAME__figure_N`) to `test_file`, runs the file with
@@ -211,6 +244,13 @@ impl Run {
     }
 }
 
+/// Whether the search also tries versions with an input changed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Inputs {
+    AsWritten,
+    AlsoChanged,
+}
+
 /// What running the versions showed.
 enum Shown {
     /// This version passed with the fix and failed on the original code.
@@ -244,8 +284,8 @@ fn renamed_versions(versions: &[Version], name: &str) -> String {
 pub(crate) fn probe_note(search: &FigureSearch) -> Option<String> {
     match search {
         FigureSearch::Found(found) => Some(format!(
-            "\n\nplumb checked your fix with the example of the closest test: with it `{}` passes, a figure the ticket gives, and on the original code it fails. So the fix changes what the ticket is about.",
-            found.kept.trim()
+            "\n\nplumb checked your fix with the example of the closest test: with it {} passes, a figure the ticket gives, and on the original code it fails. So the fix changes what the ticket is about.",
+            found.change()
         )),
         FigureSearch::NoneShowed(_) => Some(
             "\n\nBut plumb checked your change with the example of the closest test, and none of the values the tests there check comes out as a figure the ticket gives with it (and differently without it): it does not fix what the ticket describes.".to_string(),
@@ -259,12 +299,21 @@ pub(crate) const KEPT_VERSION_BELOW: &str = "The version of the test plumb kept 
 
 /// The note for the model when a version was kept.
 pub(crate) fn note(found: &FigureFound, test_file: &str) -> String {
-    format!(
-        "\n\nplumb tried your test with each figure the ticket gives in place of the one an assert expects: with `{}` instead of `{}` it passes with your fix and fails on the original code, so {test_file} now has this version of your test (its other asserts left out):\n{}\n",
-        found.kept.trim(),
-        found.written.trim(),
-        found.function
-    )
+    match &found.input {
+        None => format!(
+            "\n\nplumb tried your test with each figure the ticket gives in place of the one an assert expects: with `{}` instead of `{}` it passes with your fix and fails on the original code, so {test_file} now has this version of your test (its other asserts left out):\n{}\n",
+            found.kept.trim(),
+            found.written.trim(),
+            found.function
+        ),
+        Some(input) => format!(
+            "\n\nplumb tried your test with the ticket's figures: none of them as the figure an assert expects shows the fix, but with the ticket's figure as an input, `{}` instead of `{}`, and `{}`, it passes with your fix and fails on the original code. So {test_file} now has this version of your test (its other asserts left out):\n{}\n",
+            input.kept.trim(),
+            input.written.trim(),
+            found.kept.trim(),
+            found.function
+        ),
+    }
 }
 
 /// The failing output of a test whose assert the figure search then replaced, cut to the first
@@ -356,7 +405,7 @@ fn with_function(lines: &[&str], function: &Function, text: &str, newline_at_end
 /// `file`'s other asserts check on a variable of the same name (the model asserted
 /// `totals.taxable_value` where the ticket's Rs 162 is `totals.tax`). In the order of the asserts,
 /// then of the left sides, then of the figures.
-fn versions(function: &str, figures: &[String], file: &str) -> Vec<Version> {
+pub(crate) fn versions(function: &str, figures: &[String], file: &str) -> Vec<Version> {
     let lines: Vec<&str> = function.lines().collect();
     let is_assert = |line: &str| line.trim_start().starts_with("assert ");
     let asserts: Vec<&str> = lines.iter().copied().filter(|l| is_assert(l)).collect();
@@ -424,6 +473,7 @@ fn versions(function: &str, figures: &[String], file: &str) -> Vec<Version> {
                     text,
                     written: line.to_string(),
                     kept,
+                    input: None,
                 });
             }
         }
@@ -433,7 +483,7 @@ fn versions(function: &str, figures: &[String], file: &str) -> Vec<Version> {
 
 /// The two sides of a single-line `assert left == right`: `left` trimmed, and `right` from the
 /// last `==` on.
-fn assert_sides(line: &str) -> Option<(&str, &str)> {
+pub(crate) fn assert_sides(line: &str) -> Option<(&str, &str)> {
     let at = line.rfind("==")?;
     let (left, right) = line.split_at(at);
     let own = left.trim_start().strip_prefix("assert ")?.trim();
@@ -442,7 +492,7 @@ fn assert_sides(line: &str) -> Option<(&str, &str)> {
 
 /// The comparison of an assert's right side without its message: up to the first comma outside
 /// brackets and strings (`== Decimal('810.00'), 'Expected …'` → `== Decimal('810.00')`).
-fn without_message(right: &str) -> &str {
+pub(crate) fn without_message(right: &str) -> &str {
     let mut depth = 0usize;
     let mut quote: Option<char> = None;
     let mut escaped = false;
@@ -500,7 +550,7 @@ fn is_name(text: &str) -> bool {
 
 /// The numbers written in `text` (`180`, `180.00`), with their byte offsets; digits that are part
 /// of a name (`x2`) are not numbers.
-fn numbers_in(text: &str) -> Vec<(usize, &str)> {
+pub(crate) fn numbers_in(text: &str) -> Vec<(usize, &str)> {
     let bytes = text.as_bytes();
     let mut found = Vec::new();
     let mut index = 0;
@@ -528,7 +578,7 @@ fn numbers_in(text: &str) -> Vec<(usize, &str)> {
 
 /// `figure` written with as many decimals as `like` has (`162` like `180.00` is `162.00`); a
 /// figure with decimals of its own is left as it is.
-fn same_form(figure: &str, like: &str) -> String {
+pub(crate) fn same_form(figure: &str, like: &str) -> String {
     match like.split_once('.') {
         Some((_, decimals)) if !figure.contains('.') => {
             format!("{figure}.{}", "0".repeat(decimals.len()))
@@ -538,7 +588,7 @@ fn same_form(figure: &str, like: &str) -> String {
 }
 
 /// A number without its trailing zero decimals, to compare figures: `180.00` and `180` agree.
-fn plain(number: &str) -> &str {
+pub(crate) fn plain(number: &str) -> &str {
     if number.contains('.') {
         number.trim_end_matches('0').trim_end_matches('.')
     } else {

@@ -9,6 +9,7 @@
 
 mod candidates;
 mod done;
+mod figure_inputs;
 mod figures;
 mod finish;
 mod journal;

@@ -688,6 +688,26 @@ fn a_test_asserting_the_tickets_figure_on_the_wrong_value_is_tried_on_the_values
     );
 }
 
+#[test]
+fn a_test_built_on_an_input_the_ticket_does_not_give_is_tried_with_the_tickets_figure_as_input() {
+    let fixture = Fixture::billing();
+    let (report, events) = fix_then_test(
+        &fixture,
+        "figures-input.jsonl",
+        "def test_gst_after_discount():\n    totals = compute_invoice_totals(invoice(item(\"1000.00\", discount=\"150.00\")))\n    assert totals.tax == Decimal(\"162.00\")\n    assert totals.total == Decimal(\"1012.00\")\n",
+    );
+    let searched = tool_message(&events, 3).unwrap();
+    assert!(
+        searched.contains("but with the ticket's figure as an input, `totals = compute_invoice_totals(invoice(item(\"1000.00\", discount=\"100.00\")))` instead of `totals = compute_invoice_totals(invoice(item(\"1000.00\", discount=\"150.00\")))`, and `assert totals.tax == Decimal(\"162.00\")`, it passes with your fix and fails on the original code."),
+        "{searched}"
+    );
+    assert!(
+        report.patch.contains("+def test_gst_after_discount():\n+    totals = compute_invoice_totals(invoice(item(\"1000.00\", discount=\"100.00\")))\n+    assert totals.tax == Decimal(\"162.00\")\n"),
+        "the kept version: the ticket's discount, the model's own assert of the ticket's figure: {}",
+        report.patch
+    );
+}
+
 /// Which replies the candidates helper tried in `round`: (verdict, used).
 fn candidates_tried(events: &[Event], round: u32) -> Vec<(String, bool)> {
     events
