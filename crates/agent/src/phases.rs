@@ -501,6 +501,33 @@ impl Phases {
         ))
     }
 
+    /// What to add to the error of an `edit_file` call that could not be made (its `old_text`
+    /// matched nothing, or more than once) on the file the figure trace names, while no fix has
+    /// been kept and the `old_text` leaves out the named line: the trace's sentence and the line
+    /// to copy. In a replay of a benchmark run the 1.5B model's next edit after an undone one was
+    /// its undone line with the start changed, which matches nothing; the error showed the file
+    /// around it, but not which line the trace named.
+    pub(crate) fn after_failed_edit(&self, call: &ToolCall) -> Option<String> {
+        // A refused call was not tried: its refusal says what to do.
+        if !self.enabled
+            || self.source_edited
+            || call.name != "edit_file"
+            || self.refusal(call).is_some()
+        {
+            return None;
+        }
+        let (file, code) = self.pointed_line.as_ref()?;
+        let pointer = self.pointer.as_deref()?;
+        let path = call.arguments.get("path")?.as_str()?;
+        let old = call.arguments.get("old_text")?.as_str()?;
+        if path != file || old.is_empty() || old.lines().any(|line| line.trim() == code) {
+            return None;
+        }
+        Some(format!(
+            "\n{pointer}\nCopy that line as old_text: `{code}`."
+        ))
+    }
+
     /// Remembers an `edit_file` call plumb undid (see [`Phases::undoes`]).
     pub(crate) fn remember_undone(&mut self, call: &ToolCall) {
         if call.name != "edit_file" {
@@ -1290,6 +1317,42 @@ mod tests {
             verdict(TestVerdict::Passes, None),
         );
         assert_eq!(phases.refusal(&again), None);
+    }
+
+    #[test]
+    fn a_failed_edit_of_the_traced_file_is_told_the_line_the_trace_names() {
+        let mut phases = Phases::new(true);
+        let edit = |path: &str, old: &str| {
+            call(
+                "edit_file",
+                json!({"path": path, "old_text": old, "new_text": "x"}),
+            )
+        };
+        let missed = edit("a.py", "    tax = sum(item.tax for item in lines)");
+        assert_eq!(phases.after_failed_edit(&missed), None, "no line named yet");
+        phases.point_at(Some(&pointer("a.py", "tax = f(gross)")));
+        let told = phases.after_failed_edit(&missed).expect("the line to copy");
+        assert!(told.starts_with('\n'), "{told}");
+        assert!(
+            told.ends_with("\nCopy that line as old_text: `tax = f(gross)`."),
+            "{told}"
+        );
+        assert_eq!(
+            phases.after_failed_edit(&edit("a.py", "    tax = f(gross)\n    y = 2")),
+            None,
+            "an old_text with the named line failed for another reason"
+        );
+        assert_eq!(phases.after_failed_edit(&edit("b.py", "z = 1")), None);
+        assert_eq!(phases.after_failed_edit(&edit("a.py", "")), None);
+        phases.record(
+            &PhaseCheck::Existing(None),
+            verdict(TestVerdict::Passes, None),
+        );
+        assert_eq!(
+            phases.after_failed_edit(&missed),
+            None,
+            "once a fix is kept, the line of the original code no longer counts"
+        );
     }
 
     #[test]

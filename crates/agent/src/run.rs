@@ -660,7 +660,8 @@ impl Run {
             }
             Err(ToolError::RespondToModel(text)) => {
                 let summary = text.lines().next().unwrap_or_default().to_string();
-                (false, format!("Error: {text}"), summary, false)
+                let pointer = self.phases.after_failed_edit(call).unwrap_or_default();
+                (false, format!("Error: {text}{pointer}"), summary, false)
             }
             Err(ToolError::Infra(text)) => {
                 return Some(Ending::new(Outcome::InfraError, text));

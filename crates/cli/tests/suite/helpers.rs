@@ -482,6 +482,10 @@ fn a_breaking_fix_and_one_that_changes_no_figure_of_the_ticket_are_undone_and_th
         )
         .tool(
             "edit_file",
+            json!({"path": source, "old_text": "    tax = sum((line.tax for item in lines), ZERO)", "new_text": "    tax = ZERO"}),
+        )
+        .tool(
+            "edit_file",
             json!({"path": source, "old_text": "tax = compute_gst(gross, rate)", "new_text": "tax = compute_gst(gross - item.discount, rate)"}),
         )
         .tool(
@@ -523,14 +527,21 @@ fn a_breaking_fix_and_one_that_changes_no_figure_of_the_ticket_are_undone_and_th
         "an edit going back to undone lines is refused while the trace names another line"
     );
 
-    let kept = tool_message(&events, 5).unwrap();
+    let missed = tool_message(&events, 5).unwrap();
+    assert!(
+        missed.starts_with("Error: old_text found 0 times.")
+            && missed.ends_with("\nplumb ran the closest test's example on the original code: line 52 of billing/invoice_totals.py (in line_totals), `tax = compute_gst(gross, rate)`, sets tax to 180.00: the ticket's 180, while no line comes to the ticket's 162. Change that line so it computes what the ticket says it should.\nCopy that line as old_text: `tax = compute_gst(gross, rate)`."),
+        "an edit of the traced file that matches nothing is told the line to copy: {missed}"
+    );
+
+    let kept = tool_message(&events, 6).unwrap();
     assert!(
         kept.contains("plumb checked your fix with the example of the closest test: with it `assert totals.tax == Decimal(\"162.00\")` passes")
             && kept.contains("The existing tests still pass. Now add a test that shows the bug: it must pass with your fix and fail on the original code.\n\nThe ticket says: \"Example: an item costs Rs 1,000 with a Rs 100 discount. 18 percent GST should be Rs 162 (18 percent of Rs 900), but the invoice shows Rs 180 (18 percent of Rs 1,000). Expected: GST is worked out on the price after the discount.\"\n\nThe existing test closest to the ticket, to start from: tests/test_invoice_totals.py, lines 75–76, up to its first assert:\ndef test_discount_reduces_taxable_value():\n    totals = compute_invoice_totals(invoice(item(\"1000.00\", discount=\"100.00\")))\n"),
         "the probe, the ticket's example and the closest test follow a confirmed fix: {kept}"
     );
 
-    let test = tool_message(&events, 6).unwrap();
+    let test = tool_message(&events, 7).unwrap();
     assert!(
         test.starts_with("tests/test_invoice_totals.py already has a test called `test_discount_reduces_taxable_value`")
             && test.ends_with("Good: the test passes with your fix and fails on the original code, so it shows the bug and the fix. Call done."),
