@@ -77,7 +77,8 @@ fn is_duration(text: &str) -> bool {
 
 /// The ERRORS and FAILURES sections, the short test summary and the final line; without them
 /// (a crash before collection, a usage error) the output without progress lines, then stderr.
-/// Summary lines lose their duration (see [`without_duration`]).
+/// Summary lines lose their duration (see [`without_duration`]), other lines the memory addresses
+/// of Python's object reprs (see [`without_addresses`]).
 pub(crate) fn excerpt(stdout: &str, stderr: &str) -> String {
     let lines: Vec<&str> = stdout.lines().collect();
     // pytest's own final summary; a test can print lines that look like one.
@@ -100,7 +101,7 @@ pub(crate) fn excerpt(stdout: &str, stderr: &str) -> String {
             kept.push(if Some(at) == last_summary {
                 without_duration(line)
             } else {
-                line.to_string()
+                without_addresses(line)
             });
         }
     }
@@ -114,7 +115,7 @@ pub(crate) fn excerpt(stdout: &str, stderr: &str) -> String {
                 if Some(at) == last_summary {
                     without_duration(line)
                 } else {
-                    line.to_string()
+                    without_addresses(line)
                 }
             })
             .collect();
@@ -151,6 +152,31 @@ fn without_duration(line: &str) -> String {
     } else {
         format!("{body} {}", frame.join(" "))
     }
+}
+
+/// `line` without the ` at 0x7f…` of Python's default reprs (`<built-in method endswith of str
+/// object at 0x7fdecab925b0>` becomes `<built-in method endswith of str object>`). pytest's
+/// assertion rewriting prints them; the address differs from run to run and tells the model
+/// nothing, and with it two benchmark runs of one seed saw different prompts from round 3 on.
+fn without_addresses(line: &str) -> String {
+    const MARK: &str = " at 0x";
+    let mut out = String::with_capacity(line.len());
+    let mut rest = line;
+    while let Some(at) = rest.find(MARK) {
+        let after = rest.get(at + MARK.len()..).unwrap_or_default();
+        let digits = after
+            .find(|c: char| !c.is_ascii_hexdigit())
+            .unwrap_or(after.len());
+        out.push_str(rest.get(..at).unwrap_or_default());
+        if digits >= 4 {
+            rest = after.get(digits..).unwrap_or_default();
+        } else {
+            out.push_str(MARK);
+            rest = after;
+        }
+    }
+    out.push_str(rest);
+    out
 }
 
 /// The title of a `==== title ====` line.
@@ -398,6 +424,27 @@ mod tests {
             "ran 3 tests in 0.1s",
         ];
         assert_eq!(actual, expected);
+    }
+
+    #[test]
+    fn object_addresses_are_left_out() {
+        let actual = [
+            " +  where False = <built-in method endswith of str object at 0x7fdecab925b0>('Rs 1,180.00')",
+            "E  <function f at 0x10> and <Foo object at 0xABCDEF12>",
+            "look at 0xcafe",
+            "meet at 0x1 and at 0xg",
+        ]
+        .map(without_addresses);
+        let expected = [
+            " +  where False = <built-in method endswith of str object>('Rs 1,180.00')",
+            "E  <function f at 0x10> and <Foo object>",
+            "look",
+            "meet at 0x1 and at 0xg",
+        ];
+        assert_eq!(
+            actual, expected,
+            "only ` at 0x` with four hex digits or more"
+        );
     }
 
     #[test]
