@@ -32,12 +32,13 @@ pub(crate) struct Input {
 
 /// The versions of `function` with one input changed to a figure of `figures`: every changed setup
 /// with the model's own asserts first, then with each figure in place of an assert's (`file`'s
-/// other asserts give more left sides, as in the assert-only search). Not cut to [`MAX_TRIES`].
+/// other asserts give more left sides, as in the assert-only search). At most [`MAX_TRIES`]: a
+/// setup with many numbers would give thousands, each compared with the others.
 pub(crate) fn versions(function: &str, figures: &[String], file: &str) -> Vec<Version> {
     let setups = changed_setups(function, figures);
     let mut out: Vec<Version> = Vec::new();
     let push = |version: Version, out: &mut Vec<Version>| {
-        if !out.iter().any(|v| v.text == version.text) {
+        if out.len() < MAX_TRIES && !out.iter().any(|v| v.text == version.text) {
             out.push(version);
         }
     };
@@ -223,6 +224,16 @@ mod tests {
             .position(|v| v.kept == "    assert totals.tax == Decimal('180.00')")
             .expect("the assert-only versions follow");
         assert!(with_other_figure > 8, "{with_other_figure}");
+    }
+
+    #[test]
+    fn at_most_max_tries_versions_are_made() {
+        let numbers: Vec<String> = (1..=30).map(|n| format!("{}", n * 7)).collect();
+        let function = format!(
+            "def test_new():\n    totals = compute([{}])\n    assert totals.tax == Decimal('162.00')\n    assert totals.total == 3",
+            numbers.join(", ")
+        );
+        assert_eq!(versions(&function, &figures(), "").len(), MAX_TRIES);
     }
 
     #[test]

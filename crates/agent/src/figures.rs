@@ -189,11 +189,7 @@ impl Run {
             .take(MAX_TRIES)
             .collect();
         if inputs == Inputs::AlsoChanged {
-            found.extend(
-                figure_inputs::versions(function, &figures, file)
-                    .into_iter()
-                    .take(figure_inputs::MAX_TRIES),
-            );
+            found.extend(figure_inputs::versions(function, &figures, file));
         }
         found
     }
