@@ -110,11 +110,11 @@ impl Run {
         let all = renamed_versions(&versions, &function.name);
         let tried = with_function(&lines, &function, &all, text.ends_with('\n'));
         let index = match self
-            .first_that_shows(test_file, &text, tried, &function.name, tries)
+            .first_that_shows(test_file, &text, tried, &function.name, &versions)
             .await?
         {
             Shown::At(index) => index,
-            Shown::NoneOf => return Ok(FigureSearch::NoneShowed(tries)),
+            Shown::NoneOf | Shown::MadeBefore => return Ok(FigureSearch::NoneShowed(tries)),
             Shown::Unknown => return Ok(FigureSearch::NotTried),
         };
         let version = &versions[index];
@@ -155,7 +155,7 @@ impl Run {
         let tried = format!("{}\n\n\n{all}\n", text.trim_end());
         Ok(
             match self
-                .first_that_shows(test_file, &text, tried, PROBE, tries)
+                .first_that_shows(test_file, &text, tried, PROBE, &versions)
                 .await?
             {
                 Shown::At(index) => FigureSearch::Found(FigureFound {
@@ -165,7 +165,9 @@ impl Run {
                     function: versions[index].text.clone(),
                 }),
                 Shown::NoneOf => FigureSearch::NoneShowed(tries),
-                Shown::Unknown => FigureSearch::NotTried,
+                // No confirmation, and no grounds to undo the fix either: a fix that moves a
+                // value the original code has to where the ticket wants it looks the same.
+                Shown::MadeBefore | Shown::Unknown => FigureSearch::NotTried,
             },
         )
     }
@@ -204,7 +206,7 @@ impl Run {
         text: &str,
         tried: String,
         name: &str,
-        tries: usize,
+        versions: &[Version],
     ) -> Result<Shown, Ending> {
         let path = self.workspace.root().join(test_file);
         std::fs::write(&path, tried).map_err(Ending::infra)?;
@@ -232,11 +234,13 @@ impl Run {
                     .map(|(_, outcome)| *outcome)
             })
         };
-        let shows = (0..tries).find(|&index| {
-            outcome(&with_fix, index) == Some(TestOutcome::Passed)
-                && outcome(&on_original, index) == Some(TestOutcome::Failed)
-        });
-        Ok(shows.map_or(Shown::NoneOf, Shown::At))
+        let with_fix: Vec<_> = (0..versions.len())
+            .map(|index| outcome(&with_fix, index))
+            .collect();
+        let on_original: Vec<_> = (0..versions.len())
+            .map(|index| outcome(&on_original, index))
+            .collect();
+        Ok(pick(versions, &with_fix, &on_original))
     }
 }
 
@@ -248,13 +252,63 @@ enum Inputs {
 }
 
 /// What running the versions showed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Shown {
     /// This version passed with the fix and failed on the original code.
     At(usize),
     /// None did.
     NoneOf,
+    /// Only versions asserting a figure the original code already gives another value they
+    /// check did (see [`pick`]).
+    MadeBefore,
     /// The runs gave no per-test results.
     Unknown,
+}
+
+/// The first version that passed with the fix and failed on the original code — unless the
+/// figure it asserts is one the original code already gives another value: a version with the same
+/// figure and input, asserted of another value, passed on the original. Such a version shows a
+/// figure moved, not made. In a benchmark run the fix `compute_gst(gross * (1 - item.discount /
+/// 100), rate)` made GST 0 for the ticket's example, so the total came to Rs 900 — the ticket's
+/// "18 percent of Rs 900", the taxable value the original code already gave — and both the fix
+/// probe and the search on the model's test took `assert totals.total == Decimal("900.00")` as
+/// showing the fix: the run ended verified with a wrong fix.
+fn pick(
+    versions: &[Version],
+    with_fix: &[Option<TestOutcome>],
+    on_original: &[Option<TestOutcome>],
+) -> Shown {
+    let outcome = |run: &[Option<TestOutcome>], index: usize| run.get(index).copied().flatten();
+    let shows = |index: usize| {
+        outcome(with_fix, index) == Some(TestOutcome::Passed)
+            && outcome(on_original, index) == Some(TestOutcome::Failed)
+    };
+    let made_before = |index: usize| {
+        let Some((side, figure)) = checked(&versions[index].kept) else {
+            return false;
+        };
+        versions.iter().enumerate().any(|(other, version)| {
+            version.input == versions[index].input
+                && checked(&version.kept).is_some_and(|(s, f)| f == figure && s != side)
+                && outcome(on_original, other) == Some(TestOutcome::Passed)
+        })
+    };
+    let showing: Vec<usize> = (0..versions.len()).filter(|&i| shows(i)).collect();
+    match showing.iter().find(|&&index| !made_before(index)) {
+        Some(&index) => Shown::At(index),
+        None if showing.is_empty() => Shown::NoneOf,
+        None => Shown::MadeBefore,
+    }
+}
+
+/// The left side of an `assert … == …` line and the figures on its right (plain, in order).
+fn checked(assert: &str) -> Option<(String, String)> {
+    let (side, right) = assert_sides(assert)?;
+    let figures: Vec<&str> = numbers_in(without_message(right))
+        .into_iter()
+        .map(|(_, number)| plain(number))
+        .collect();
+    (!figures.is_empty()).then(|| (side.to_string(), figures.join(",")))
 }
 
 /// The name the fix probe's test versions are written under.
@@ -723,6 +777,79 @@ mod tests {
         assert_eq!(
             found.iter().map(|v| v.kept.as_str()).collect::<Vec<_>>(),
             vec!["    assert totals.tax == Decimal('162.00')"]
+        );
+    }
+
+    #[test]
+    fn a_figure_the_original_code_gives_another_value_does_not_show_the_fix() {
+        use TestOutcome::{Failed, Passed};
+        let version = |kept: &str, input: Option<&str>| Version {
+            text: String::new(),
+            written: String::new(),
+            kept: kept.to_string(),
+            input: input.map(|line| Input {
+                written: String::new(),
+                kept: line.to_string(),
+            }),
+        };
+        let versions = [
+            version("    assert totals.tax == Decimal('162.00')", None),
+            version(
+                "    assert totals.total == Decimal('900.00'), 'moved'",
+                None,
+            ),
+            version("    assert totals.taxable_value == Decimal('900.00')", None),
+        ];
+        let run = |outcomes: [TestOutcome; 3]| outcomes.map(Some);
+        assert_eq!(
+            pick(
+                &versions,
+                &run([Failed, Passed, Passed]),
+                &run([Failed, Failed, Passed])
+            ),
+            Shown::MadeBefore,
+            "the total came to the taxable value the original code gave"
+        );
+        assert_eq!(
+            pick(
+                &versions,
+                &run([Passed, Passed, Passed]),
+                &run([Failed, Failed, Passed])
+            ),
+            Shown::At(0)
+        );
+        assert_eq!(
+            pick(
+                &versions,
+                &run([Failed, Passed, Failed]),
+                &run([Failed, Failed, Failed])
+            ),
+            Shown::At(1),
+            "no other value had the figure on the original code"
+        );
+        assert_eq!(
+            pick(
+                &versions,
+                &run([Failed, Failed, Passed]),
+                &run([Failed, Failed, Passed])
+            ),
+            Shown::NoneOf
+        );
+        let other_input = [
+            version("    assert totals.total == Decimal('900.00')", None),
+            version(
+                "    assert totals.taxable_value == Decimal('900.00')",
+                Some("x = 2"),
+            ),
+        ];
+        assert_eq!(
+            pick(
+                &other_input,
+                &[Some(Passed), Some(Passed)],
+                &[Some(Failed), Some(Passed)]
+            ),
+            Shown::At(0),
+            "a version of another setup says nothing about this one"
         );
     }
 

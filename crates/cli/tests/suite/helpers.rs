@@ -719,6 +719,41 @@ fn a_test_built_on_an_input_the_ticket_does_not_give_is_tried_with_the_tickets_f
     );
 }
 
+#[test]
+fn a_wrong_fix_that_moves_a_figure_the_original_code_had_is_neither_confirmed_nor_kept_by_a_test() {
+    let fixture = Fixture::billing();
+    let ArticleCalls { done, .. } = article_calls();
+    let script = fixture.script_path("moved.jsonl");
+    Script::new()
+        .tool(
+            "edit_file",
+            json!({"path": "billing/invoice_totals.py", "old_text": "tax = compute_gst(gross, rate)", "new_text": "tax = compute_gst(gross * (1 - item.discount / 100), rate)"}),
+        )
+        .tool(
+            "edit_file",
+            append_test("def test_total_after_discount():\n    totals = compute_invoice_totals(invoice(item(\"1000.00\", discount=\"100.00\")))\n    assert totals.total == Decimal(\"800.00\")\n"),
+        )
+        .tool("done", done)
+        .write(&script);
+    let output = fixture.fix_with_script(&script, &GUIDED);
+    let report = report(&output);
+    let events = journal_events(&report);
+    assert_ne!(report.outcome, Outcome::Success, "{}", report.patch);
+    let fixed = tool_message(&events, 2).unwrap();
+    assert!(
+        fixed.starts_with("Edited billing/invoice_totals.py.")
+            && !fixed.contains("plumb checked your fix")
+            && !fixed.contains("plumb undid"),
+        "GST 0 makes the total the Rs 900 the original code gave as taxable value: no confirmation, no undo: {fixed}"
+    );
+    let searched = tool_message(&events, 3).unwrap();
+    assert!(
+        searched.contains("plumb also tried your test with each figure the ticket gives")
+            && !searched.contains("now has this version of your test"),
+        "`assert totals.total == Decimal(\"900.00\")` is not kept: {searched}"
+    );
+}
+
 /// Which replies the candidates helper tried in `round`: (verdict, used).
 fn candidates_tried(events: &[Event], round: u32) -> Vec<(String, bool)> {
     events
