@@ -120,7 +120,7 @@ fn changed_setups(function: &str, figures: &[String]) -> Vec<(String, Input)> {
 
 /// The versions of `function` that keep its setup and one of its single-line `assert … == …`
 /// lines as written (without a message); none when an assert spans lines.
-fn own_asserts(function: &str) -> Vec<Version> {
+pub(crate) fn own_asserts(function: &str) -> Vec<Version> {
     let lines: Vec<&str> = function.lines().collect();
     let is_assert = |line: &str| line.trim_start().starts_with("assert ");
     let asserts: Vec<&str> = lines.iter().copied().filter(|l| is_assert(l)).collect();

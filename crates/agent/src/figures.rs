@@ -1,9 +1,9 @@
 //! Figure search, part of the guided phases: when the model's new test runs but does not show the
 //! fix (it passes on the original code too, or fails with the fix), plumb tries the test again with
-//! each figure the ticket writes in place of the figure one of its asserts expects, one assert at
-//! a time — on the value the assert checks, then on each other value the file's tests check on the
-//! same variable — and keeps the first version that passes with the fix and fails on the original
-//! code. The same search on the existing test closest to the ticket is the fix probe: it tells
+//! each of its asserts alone, then with each figure the ticket writes in place of the figure one of
+//! its asserts expects, one assert at a time — on the value the assert checks, then on each other
+//! value the file's tests check on the same variable — and keeps the first version that passes
+//! with the fix and fails on the original code. The same search on the existing test closest to the ticket is the fix probe: it tells
 //! whether a fix that keeps the old tests passing changes a value to a figure of the ticket.
 //!
 //! Why: a 1.5B model builds the ticket's example correctly far more often than it picks the figure
@@ -186,8 +186,12 @@ impl Run {
         let figures: Vec<String> = plumb_context::relevant::figures(&self.spec.ticket)
             .into_iter()
             .collect();
-        let mut found: Vec<Version> = versions(function, &figures, file)
+        // Each assert alone as written first: a test with one right assert and one wrong one
+        // shows the fix with the right one alone; and an assert of the original code's own
+        // figure, passing on it, tells `pick` which figures that code already gives.
+        let mut found: Vec<Version> = figure_inputs::own_asserts(function)
             .into_iter()
+            .chain(versions(function, &figures, file))
             .take(MAX_TRIES)
             .collect();
         if inputs == Inputs::AlsoChanged {
@@ -350,6 +354,11 @@ pub(crate) const KEPT_VERSION_BELOW: &str = "The version of the test plumb kept 
 /// The note for the model when a version was kept.
 pub(crate) fn note(found: &FigureFound, test_file: &str) -> String {
     match &found.input {
+        None if checked(&found.written) == checked(&found.kept) => format!(
+            "\n\nplumb tried your test's asserts one at a time: `{}` alone passes with your fix and fails on the original code, so {test_file} now has this version of your test (its other asserts left out):\n{}\n",
+            found.kept.trim(),
+            found.function
+        ),
         None => format!(
             "\n\nplumb tried your test with each figure the ticket gives in place of the one an assert expects: with `{}` instead of `{}` it passes with your fix and fails on the original code, so {test_file} now has this version of your test (its other asserts left out):\n{}\n",
             found.kept.trim(),

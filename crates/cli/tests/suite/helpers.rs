@@ -754,6 +754,29 @@ fn a_wrong_fix_that_moves_a_figure_the_original_code_had_is_neither_confirmed_no
     );
 }
 
+#[test]
+fn a_test_with_one_right_assert_and_one_wrong_keeps_the_right_one_alone() {
+    let fixture = Fixture::billing();
+    let (report, events) = fix_then_test(
+        &fixture,
+        "figures-alone.jsonl",
+        "def test_gst_after_discount():\n    totals = compute_invoice_totals(invoice(item(\"1000.00\", discount=\"100.00\")))\n    assert totals.tax == Decimal(\"162.00\")\n    assert totals.total == Decimal(\"1100.00\")\n",
+    );
+    let searched = tool_message(&events, 3).unwrap();
+    assert!(
+        searched.contains("plumb tried your test's asserts one at a time: `assert totals.tax == Decimal(\"162.00\")` alone passes with your fix and fails on the original code"),
+        "{searched}"
+    );
+    assert!(
+        report
+            .patch
+            .contains("+    assert totals.tax == Decimal(\"162.00\")\n")
+            && !report.patch.contains("1100.00"),
+        "{}",
+        report.patch
+    );
+}
+
 /// Which replies the candidates helper tried in `round`: (verdict, used).
 fn candidates_tried(events: &[Event], round: u32) -> Vec<(String, bool)> {
     events
