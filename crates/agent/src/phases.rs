@@ -502,7 +502,8 @@ impl Phases {
     }
 
     /// What to add to the error of an `edit_file` call that could not be made (its `old_text`
-    /// matched nothing, or more than once) on the file the figure trace names, while no fix has
+    /// matched nothing or several times, or the file would not parse after it) on the file the
+    /// figure trace names, while no fix has
     /// been kept and the `old_text` leaves out the named line: the trace's sentence and the line
     /// to copy. In a replay of a benchmark run the 1.5B model's next edit after an undone one was
     /// its undone line with the start changed, which matches nothing; the error showed the file
