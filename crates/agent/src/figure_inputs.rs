@@ -12,8 +12,8 @@
 //!
 //! One input is changed per version: a number in a setup line (not the `def` line, not an assert,
 //! not a comment) that is none of the ticket's figures and not zero, to a figure of the ticket that
-//! no setup line writes already. Each such setup first with each of the model's asserts as written, then with the
-//! assert-only search's versions.
+//! no setup line writes already. Each such setup first with each of the model's asserts as
+//! written, then with the assert-only search's versions.
 
 use crate::figures::{
     Version, assert_sides, numbers_in, plain, same_form, versions as assert_versions,
