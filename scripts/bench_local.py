@@ -12,6 +12,12 @@ round (the headline figure), of every round of every run pooled (from the journa
 durations), and of the runs that succeeded. Nothing here is estimated: a figure that could not be read
 is printed as "?".
 
+A success is plumb's own verdict. The `right` column checks it independently: the patch applied to a
+fresh copy of examples/billing must pass a hidden test of the ticket's example (an item of Rs 1,000
+with a Rs 100 discount: GST Rs 162) and the project's whole suite, run by pytest inside bubblewrap
+(no network, the copy the only writable folder). `--recheck DIR` does the same for the runs kept
+under DIR by an earlier --keep, without running plumb.
+
 Run N samples with `local.seed` = SEED + N - 1, so the runs differ the way reruns by a user would
 (with one seed every run samples the same tokens and the table would count one run ten times).
 With --keep, each run's PLUMB_HOME (journal, report, attempt refs) and stderr are kept under DIR.
@@ -106,8 +112,64 @@ def one_run(args, index):
         "tokens_out": usage.get("output_tokens"),
         "peak_mb": peak[0] / 1024 if peak[0] else None,
         "reason": report.get("reason", ""),
+        "right": right_fix(report.get("patch", "")) if report.get("outcome") == "success" else "-",
         "round_seconds": round_seconds,
     }
+
+
+HIDDEN_TEST = """from decimal import Decimal
+
+from billing.invoice_totals import compute_invoice_totals
+from billing.models import Invoice, LineItem
+
+
+def test_bill_412_hidden():
+    item = LineItem(sku="KB", description="kb", unit_price=Decimal("1000.00"), quantity=1,
+                    category="standard", discount=Decimal("100.00"))
+    totals = compute_invoice_totals(
+        Invoice(number="I-1", customer_id="C", items=[item], place_of_supply="KA"))
+    assert totals.tax == Decimal("162.00")
+"""
+
+
+def right_fix(patch):
+    """'yes' when `patch` on a fresh examples/billing passes the hidden test and the whole suite,
+    'no' when not (or it does not apply), '-' with no patch."""
+    if not patch:
+        return "-"
+    work = Path(tempfile.mkdtemp(prefix="plumb-bench-check-"))
+    try:
+        copy = work / "billing"
+        shutil.copytree(ROOT / "examples" / "billing", copy)
+        applied = subprocess.run(["git", "apply", "-"], cwd=copy, input=patch, text=True,
+                                 capture_output=True)
+        if applied.returncode != 0:
+            return "no"
+        (copy / "tests" / "test_bench_hidden.py").write_text(HIDDEN_TEST)
+        tests = subprocess.run(
+            ["bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp",
+             "--bind", str(copy), str(copy), "--chdir", str(copy), "--unshare-all",
+             "--die-with-parent", "--setenv", "PYTHONDONTWRITEBYTECODE", "1",
+             "python3", "-m", "pytest", "-q", "-p", "no:cacheprovider"],
+            capture_output=True, text=True, timeout=300)
+        return "yes" if tests.returncode == 0 else "no"
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def recheck(folder):
+    """The `right` column for the runs an earlier --keep left under `folder`."""
+    runs = sorted(Path(folder).glob("run-*/report.json"), key=lambda p: int(p.parent.name[4:]))
+    print("| run | outcome | right |")
+    print("|--:|---|---|")
+    right = 0
+    for path in runs:
+        report = json.loads(path.read_text())
+        verdict = right_fix(report.get("patch", "")) if report.get("outcome") == "success" else "-"
+        right += verdict == "yes"
+        print(f"| {path.parent.name[4:]} | {report.get('outcome')} | {verdict} |")
+    print()
+    print(f"right fixes: {right} of {len(runs)}")
 
 
 def model_seconds_of_rounds(home):
@@ -138,20 +200,25 @@ def main():
     parser.add_argument("--seed", type=int, default=1, help="local.seed of run 1; run N uses SEED + N - 1")
     parser.add_argument("--keep", help="keep each run's PLUMB_HOME and stderr under this folder")
     parser.add_argument("-c", dest="config", action="append", default=[])
+    parser.add_argument("--recheck", metavar="DIR",
+                        help="only check the patches of the runs kept under DIR (see above)")
     args = parser.parse_args()
+    if args.recheck:
+        recheck(args.recheck)
+        return
     if not Path(args.plumb).is_file():
         sys.exit(f"{args.plumb} does not exist; build it with cargo build --release -p plumb -p plumb-llm")
     print(f"BILL-412, model {args.model}, {args.runs} runs, max rounds {args.max_rounds}, "
           f"seeds {args.seed}..{args.seed + args.runs - 1}, settings {args.config or 'default'}, "
           f"{os.cpu_count()} CPUs")
     print()
-    print("| run | outcome | rounds | model s/round | s/round | tokens in | of them cached | tokens out | runner peak MB | wall s |")
-    print("|--:|---|--:|--:|--:|--:|--:|--:|--:|--:|")
+    print("| run | outcome | right | rounds | model s/round | s/round | tokens in | of them cached | tokens out | runner peak MB | wall s |")
+    print("|--:|---|---|--:|--:|--:|--:|--:|--:|--:|--:|")
     results = []
     for index in range(1, args.runs + 1):
         r = one_run(args, index)
         results.append(r)
-        print(f"| {index} | {r['outcome']} | {r['rounds']} | {fmt(r['model_s_per_round'])} | "
+        print(f"| {index} | {r['outcome']} | {r.get('right', '-')} | {r['rounds']} | {fmt(r['model_s_per_round'])} | "
               f"{fmt(r['s_per_round'])} | {fmt(r['tokens_in'], '{}')} | {fmt(r['tokens_cached'], '{}')} | "
               f"{fmt(r['tokens_out'], '{}')} | "
               f"{fmt(r['peak_mb'], '{:.0f}')} | {r['wall']:.0f} |", flush=True)
@@ -161,6 +228,8 @@ def main():
         return statistics.median(values) if values else None
     print()
     print(f"verified fixes: {fixed} of {len(results)}")
+    right = sum(1 for r in results if r.get("right") == "yes")
+    print(f"right fixes (hidden test and whole suite pass on the patch): {right} of {len(results)}")
     print(f"median rounds: {fmt(median('rounds'))}")
     print(f"median model seconds per round: {fmt(median('model_s_per_round'))}")
     print(f"median seconds per round (whole run / rounds): {fmt(median('s_per_round'))}")
