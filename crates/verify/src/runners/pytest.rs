@@ -168,7 +168,12 @@ fn without_addresses(line: &str) -> String {
             .find(|c: char| !c.is_ascii_hexdigit())
             .unwrap_or(after.len());
         out.push_str(rest.get(..at).unwrap_or_default());
-        if digits >= 4 {
+        // Only what reads as a repr's address, ` at 0x…>`: other text with " at 0x" stays.
+        if digits >= 4
+            && after
+                .get(digits..)
+                .is_some_and(|tail| tail.starts_with('>'))
+        {
             rest = after.get(digits..).unwrap_or_default();
         } else {
             out.push_str(MARK);
@@ -432,18 +437,20 @@ mod tests {
             " +  where False = <built-in method endswith of str object at 0x7fdecab925b0>('Rs 1,180.00')",
             "E  <function f at 0x10> and <Foo object at 0xABCDEF12>",
             "look at 0xcafe",
+            ">   assert s == 'stop at 0xcafe>'",
             "meet at 0x1 and at 0xg",
         ]
         .map(without_addresses);
         let expected = [
             " +  where False = <built-in method endswith of str object>('Rs 1,180.00')",
             "E  <function f at 0x10> and <Foo object>",
-            "look",
+            "look at 0xcafe",
+            ">   assert s == 'stop>'",
             "meet at 0x1 and at 0xg",
         ];
         assert_eq!(
             actual, expected,
-            "only ` at 0x` with four hex digits or more"
+            "only ` at 0x`, four hex digits or more and `>`"
         );
     }
 
