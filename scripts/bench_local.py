@@ -203,6 +203,9 @@ def main():
     parser.add_argument("--recheck", metavar="DIR",
                         help="only check the patches of the runs kept under DIR (see above)")
     args = parser.parse_args()
+    if shutil.which("bwrap") is None:
+        sys.exit("bwrap (bubblewrap) is not installed: it runs the `right` check's tests; "
+                 "install it with scripts/setup-test-deps.sh")
     if args.recheck:
         recheck(args.recheck)
         return

@@ -16,8 +16,7 @@
 //! written, then with the assert-only search's versions.
 
 use crate::figures::{
-    Version, assert_sides, numbers_in, plain, same_form, versions as assert_versions,
-    without_message,
+    Version, numbers_in, own_asserts, plain, same_form, versions as assert_versions,
 };
 
 /// At most this many versions with a changed input are tried, after the assert-only ones.
@@ -116,42 +115,6 @@ fn changed_setups(function: &str, figures: &[String]) -> Vec<(String, Input)> {
         }
     }
     out
-}
-
-/// The versions of `function` that keep its setup and one of its single-line `assert … == …`
-/// lines as written (without a message); none when an assert spans lines.
-pub(crate) fn own_asserts(function: &str) -> Vec<Version> {
-    let lines: Vec<&str> = function.lines().collect();
-    let is_assert = |line: &str| line.trim_start().starts_with("assert ");
-    let asserts: Vec<&str> = lines.iter().copied().filter(|l| is_assert(l)).collect();
-    if asserts
-        .iter()
-        .any(|line| line.matches('(').count() != line.matches(')').count())
-    {
-        return Vec::new();
-    }
-    let setup = lines
-        .iter()
-        .copied()
-        .filter(|l| !is_assert(l))
-        .collect::<Vec<_>>()
-        .join("\n");
-    asserts
-        .iter()
-        .filter_map(|line| {
-            let (own, right) = assert_sides(line)?;
-            let indent = line
-                .get(..line.len() - line.trim_start().len())
-                .unwrap_or_default();
-            let kept = format!("{indent}assert {own} {}", without_message(right));
-            Some(Version {
-                text: format!("{setup}\n{kept}"),
-                written: line.to_string(),
-                kept,
-                input: None,
-            })
-        })
-        .collect()
 }
 
 #[cfg(test)]

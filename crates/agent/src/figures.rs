@@ -189,7 +189,7 @@ impl Run {
         // Each assert alone as written first: a test with one right assert and one wrong one
         // shows the fix with the right one alone; and an assert of the original code's own
         // figure, passing on it, tells `pick` which figures that code already gives.
-        let mut found: Vec<Version> = figure_inputs::own_asserts(function)
+        let mut found: Vec<Version> = own_asserts(function)
             .into_iter()
             .chain(versions(function, &figures, file))
             .take(MAX_TRIES)
@@ -465,17 +465,9 @@ fn with_function(lines: &[&str], function: &Function, text: &str, newline_at_end
 /// `totals.taxable_value` where the ticket's Rs 162 is `totals.tax`). In the order of the asserts,
 /// then of the left sides, then of the figures.
 pub(crate) fn versions(function: &str, figures: &[String], file: &str) -> Vec<Version> {
-    let lines: Vec<&str> = function.lines().collect();
-    let is_assert = |line: &str| line.trim_start().starts_with("assert ");
-    let asserts: Vec<&str> = lines.iter().copied().filter(|l| is_assert(l)).collect();
-    // A multi-line assert cannot be taken apart line by line.
-    if asserts
-        .iter()
-        .any(|line| line.matches('(').count() != line.matches(')').count())
-    {
+    let Some((setup, asserts)) = setup_and_asserts(function) else {
         return Vec::new();
-    }
-    let setup: Vec<&str> = lines.iter().copied().filter(|l| !is_assert(l)).collect();
+    };
     let checked = checked_attributes(file);
     // (assert line, left side, the model's own side): every assert's own side first.
     let mut tries: Vec<(&str, String, bool)> = Vec::new();
@@ -508,9 +500,7 @@ pub(crate) fn versions(function: &str, figures: &[String], file: &str) -> Vec<Ve
         // The assert's message is left out: it would keep the model's figure beside the one
         // kept (a benchmark run kept `== Decimal('162.00'), 'Expected GST to be Rs 810.00'`).
         let right = without_message(right);
-        let indent = line
-            .get(..line.len() - line.trim_start().len())
-            .unwrap_or_default();
+        let indent = indent_of(line);
         for (start, token) in numbers_in(right) {
             for figure in figures {
                 let written = same_form(figure, token);
@@ -538,6 +528,45 @@ pub(crate) fn versions(function: &str, figures: &[String], file: &str) -> Vec<Ve
         }
     }
     out
+}
+
+/// The versions of `function` that keep its setup and one of its single-line `assert … == …`
+/// lines as written (without a message); none when an assert spans lines.
+pub(crate) fn own_asserts(function: &str) -> Vec<Version> {
+    let Some((setup, asserts)) = setup_and_asserts(function) else {
+        return Vec::new();
+    };
+    let setup = setup.join("\n");
+    asserts
+        .iter()
+        .filter_map(|line| {
+            let (own, right) = assert_sides(line)?;
+            let kept = format!("{}assert {own} {}", indent_of(line), without_message(right));
+            Some(Version {
+                text: format!("{setup}\n{kept}"),
+                written: line.to_string(),
+                kept,
+                input: None,
+            })
+        })
+        .collect()
+}
+
+/// The lines of `function` that are not asserts (its `def` line first), and its assert lines;
+/// `None` when an assert spans lines: it cannot be taken apart line by line.
+fn setup_and_asserts(function: &str) -> Option<(Vec<&str>, Vec<&str>)> {
+    let is_assert = |line: &&str| line.trim_start().starts_with("assert ");
+    let (asserts, setup): (Vec<&str>, Vec<&str>) = function.lines().partition(is_assert);
+    asserts
+        .iter()
+        .all(|line| line.matches('(').count() == line.matches(')').count())
+        .then_some((setup, asserts))
+}
+
+/// The whitespace `line` starts with.
+fn indent_of(line: &str) -> &str {
+    line.get(..line.len() - line.trim_start().len())
+        .unwrap_or_default()
 }
 
 /// The two sides of a single-line `assert left == right`: `left` trimmed, and `right` from the

@@ -509,12 +509,7 @@ impl Phases {
     /// its undone line with the start changed, which matches nothing; the error showed the file
     /// around it, but not which line the trace named.
     pub(crate) fn after_failed_edit(&self, call: &ToolCall) -> Option<String> {
-        // A refused call was not tried: its refusal says what to do.
-        if !self.enabled
-            || self.source_edited
-            || call.name != "edit_file"
-            || self.refusal(call).is_some()
-        {
+        if !self.enabled || self.source_edited || call.name != "edit_file" {
             return None;
         }
         let (file, code) = self.pointed_line.as_ref()?;

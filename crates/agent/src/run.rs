@@ -626,6 +626,14 @@ impl Run {
                         out.text = format!("{note}{}", out.text);
                     }
                     out
+                })
+                .map_err(|err| match err {
+                    // An edit that could not be made, of the file the figure trace names.
+                    ToolError::RespondToModel(text) => ToolError::RespondToModel(format!(
+                        "{text}{}",
+                        self.phases.after_failed_edit(call).unwrap_or_default()
+                    )),
+                    other => other,
                 });
             (result, false, limit)
         };
@@ -660,8 +668,7 @@ impl Run {
             }
             Err(ToolError::RespondToModel(text)) => {
                 let summary = text.lines().next().unwrap_or_default().to_string();
-                let pointer = self.phases.after_failed_edit(call).unwrap_or_default();
-                (false, format!("Error: {text}{pointer}"), summary, false)
+                (false, format!("Error: {text}"), summary, false)
             }
             Err(ToolError::Infra(text)) => {
                 return Some(Ending::new(Outcome::InfraError, text));
