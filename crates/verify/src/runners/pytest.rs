@@ -86,6 +86,7 @@ pub(crate) fn excerpt(stdout: &str, stderr: &str) -> String {
     let mut kept: Vec<String> = Vec::new();
     let mut keeping = false;
     let mut in_short_summary = false;
+    let mut details_kept = false;
     for (at, line) in lines.iter().enumerate() {
         if let Some(title) = section_title(line) {
             if summary_line(line).is_some() {
@@ -95,9 +96,11 @@ pub(crate) fn excerpt(stdout: &str, stderr: &str) -> String {
             }
             keeping = FAILURE_SECTIONS.contains(&title);
             in_short_summary = title == SHORT_SUMMARY;
+            details_kept |= keeping && !in_short_summary;
         }
-        // With `-rp` (see `with_report`) the short summary lists every passed test too.
-        if keeping && !(in_short_summary && line.starts_with("PASSED ")) {
+        // With `-rp` (see `with_report`) the short summary lists every passed test too; and after
+        // a FAILURES or ERRORS section its lines are that section's messages once more.
+        if keeping && !(in_short_summary && repeats_a_section(line, details_kept)) {
             kept.push(if Some(at) == last_summary {
                 without_duration(line)
             } else {
@@ -127,6 +130,22 @@ pub(crate) fn excerpt(stdout: &str, stderr: &str) -> String {
         kept.push(summary);
     }
     output::joined(&kept.join("\n"), stderr)
+}
+
+/// A short-summary line the excerpt leaves out: a passed test's, and, when a FAILURES or ERRORS
+/// section was kept, the rest of a failure's message after its `FAILED id - …` line (with CI set,
+/// pytest prints the whole message there: for an assertion, every `+  where` line of the
+/// FAILURES section again, each ~70 tokens of the model's prompt that say nothing new).
+fn repeats_a_section(line: &str, section_kept: bool) -> bool {
+    if line.starts_with("PASSED ") {
+        return true;
+    }
+    const STATUSES: &[&str] = &["FAILED ", "ERROR ", "SKIPPED ", "XFAIL ", "XPASS "];
+    // `!!!! Interrupted: 1 error during collection !!!!` closes the summary of a stopped run.
+    section_kept
+        && section_title(line).is_none()
+        && !line.starts_with('!')
+        && !STATUSES.iter().any(|status| line.starts_with(status))
 }
 
 /// A summary line without its duration (`==== 1 failed, 2 passed in 0.12s ====` becomes
@@ -429,6 +448,59 @@ mod tests {
             "ran 3 tests in 0.1s",
         ];
         assert_eq!(actual, expected);
+    }
+
+    #[test]
+    fn the_short_summary_does_not_repeat_a_kept_failure_message() {
+        let stdout = "\
+..F                                                                      [100%]
+=================================== FAILURES ===================================
+___________________________________ test_tax ___________________________________
+
+    def test_tax():
+>       assert totals.tax == Decimal(\"162.00\")
+E       AssertionError: assert Decimal('180.00') == Decimal('162.00')
+E        +  where Decimal('180.00') = InvoiceTotals(tax=Decimal('180.00')).tax
+
+tests/test_a.py:5: AssertionError
+=========================== short test summary info ============================
+PASSED tests/test_a.py::test_one
+FAILED tests/test_a.py::test_tax - AssertionError: assert Decimal('180.00') == Decimal('162.00')
+ +  where Decimal('180.00') = InvoiceTotals(tax=Decimal('180.00')).tax
+ERROR tests/test_b.py - ImportError: no module named c
+1 failed, 1 passed, 1 error in 0.05s
+";
+        let expected = "\
+=================================== FAILURES ===================================
+___________________________________ test_tax ___________________________________
+
+    def test_tax():
+>       assert totals.tax == Decimal(\"162.00\")
+E       AssertionError: assert Decimal('180.00') == Decimal('162.00')
+E        +  where Decimal('180.00') = InvoiceTotals(tax=Decimal('180.00')).tax
+
+tests/test_a.py:5: AssertionError
+=========================== short test summary info ============================
+FAILED tests/test_a.py::test_tax - AssertionError: assert Decimal('180.00') == Decimal('162.00')
+ERROR tests/test_b.py - ImportError: no module named c
+1 failed, 1 passed, 1 error";
+        assert_eq!(excerpt(stdout, ""), expected);
+
+        // With tracebacks off (`--tb=no`) the summary is all there is of a message: kept whole.
+        let no_tracebacks = "\
+=========================== short test summary info ============================
+FAILED tests/test_a.py::test_tax - AssertionError: assert 1 == 2
+ +  where 1 = f()
+1 failed in 0.05s
+";
+        assert_eq!(
+            excerpt(no_tracebacks, ""),
+            "\
+=========================== short test summary info ============================
+FAILED tests/test_a.py::test_tax - AssertionError: assert 1 == 2
+ +  where 1 = f()
+1 failed"
+        );
     }
 
     #[test]
