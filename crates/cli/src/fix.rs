@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use plumb_protocol::{CheckStatus, FinalReport, SandboxKind};
+use plumb_protocol::{CheckStatus, FinalReport, SandboxKind, Usage};
 
 use crate::args::{FixArgs, SandboxArg};
 use crate::{Failure, launch, setup};
@@ -138,6 +138,7 @@ pub(crate) fn print_report(report: &FinalReport, json: bool) {
         report.rounds,
         report.reason
     );
+    eprintln!("model: {}", usage_line(&report.usage));
     if !report.patch_sha256.is_empty() {
         eprintln!("patch sha256: {}", report.patch_sha256);
     }
@@ -149,4 +150,61 @@ pub(crate) fn print_report(report: &FinalReport, json: bool) {
     }
     eprintln!("journal: {}", report.journal);
     eprintln!("run folder: {}", report.workspace);
+}
+
+/// The run's tokens and cost for the summary: `12,400 tokens in (9,800 of them cached), 640 out,
+/// $0.0312`. The cost is left out when it is zero (a local model, or no price for the model);
+/// counts plumb made itself because the provider sent none are marked.
+fn usage_line(usage: &Usage) -> String {
+    let mut line = format!(
+        "{} tokens in ({} of them cached), {} out",
+        thousands(usage.input_tokens),
+        thousands(usage.cached_tokens),
+        thousands(usage.output_tokens)
+    );
+    if usage.usd > 0.0 {
+        line.push_str(&format!(", ${:.4}", usage.usd));
+    }
+    if usage.estimated {
+        line.push_str(" (counted by plumb where the provider reported no usage)");
+    }
+    line
+}
+
+/// `1234567` as `1,234,567`.
+fn thousands(n: u64) -> String {
+    let reversed: Vec<char> = n.to_string().chars().rev().collect();
+    let groups: Vec<String> = reversed
+        .chunks(3)
+        .rev()
+        .map(|group| group.iter().rev().collect())
+        .collect();
+    groups.join(",")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn usage_line_groups_digits_and_marks_estimates() {
+        let mut usage = Usage {
+            input_tokens: 1_234_567,
+            cached_tokens: 999,
+            output_tokens: 1_000,
+            usd: 0.0,
+            estimated: false,
+        };
+        assert_eq!(
+            usage_line(&usage),
+            "1,234,567 tokens in (999 of them cached), 1,000 out"
+        );
+        usage.usd = 0.03125;
+        usage.estimated = true;
+        assert_eq!(
+            usage_line(&usage),
+            "1,234,567 tokens in (999 of them cached), 1,000 out, $0.0312 \
+             (counted by plumb where the provider reported no usage)"
+        );
+    }
 }

@@ -1,6 +1,8 @@
 //! Prices (USD per million tokens) and the cost of a request's usage. The built-in table lives in
 //! `catalog.rs`; `plumb.toml` can override any entry.
 
+use std::sync::LazyLock;
+
 use plumb_protocol::Usage;
 use serde::{Deserialize, Serialize};
 
@@ -28,10 +30,25 @@ impl Price {
     }
 }
 
-/// A rough token count for text a provider did not count: one token per four bytes, rounded up.
-/// Used only where the provider reports no usage; reports say when figures are estimates.
+/// The token count of text a provider did not count, by OpenAI's `o200k_base` encoding (GPT-4o
+/// and later). Used only where the provider reports no usage (some OpenAI-compatible servers),
+/// whose own tokenizer may differ by some percent; such usage is marked `estimated`. Should the
+/// built-in table fail to load, one token per four bytes, rounded up.
 pub fn estimate_tokens(text: &str) -> u64 {
-    (text.len() as u64).div_ceil(4)
+    if text.is_empty() {
+        return 0;
+    }
+    match o200k() {
+        Some(encoding) => encoding.count_ordinary(text) as u64,
+        None => (text.len() as u64).div_ceil(4),
+    }
+}
+
+/// The `o200k_base` encoding, built once per process on first use (about 0.1 s).
+fn o200k() -> Option<&'static tiktoken_rs::CoreBPE> {
+    static ENCODING: LazyLock<Option<tiktoken_rs::CoreBPE>> =
+        LazyLock::new(|| tiktoken_rs::o200k_base().ok());
+    ENCODING.as_ref()
 }
 
 #[cfg(test)]
@@ -50,14 +67,18 @@ mod tests {
             cached_tokens: 400_000,
             output_tokens: 100_000,
             usd: 0.0,
+            estimated: false,
         };
         let cost = price.cost(&usage);
         assert!((cost - (1.2 + 0.2 + 0.8)).abs() < 1e-9, "{cost}");
     }
 
     #[test]
-    fn estimate_rounds_up() {
+    fn estimates_count_o200k_tokens() {
         assert_eq!(estimate_tokens(""), 0);
-        assert_eq!(estimate_tokens("abcde"), 2);
+        // Counts from OpenAI's tokenizer page for GPT-4o: "Hello" "," " world" "!".
+        assert_eq!(estimate_tokens("Hello, world!"), 4);
+        // " world" is one token of every OpenAI encoding; chars / 4 would say 150.
+        assert_eq!(estimate_tokens(&" world".repeat(100)), 100);
     }
 }

@@ -85,6 +85,10 @@ pub struct Usage {
     pub cached_tokens: u64,
     pub output_tokens: u64,
     pub usd: f64,
+    /// Some of the token counts are plumb's own count of the text, not the provider's: it sent
+    /// no usage. Absent (false) in reports of runs where every figure came from the provider.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub estimated: bool,
 }
 
 impl Usage {
@@ -93,6 +97,7 @@ impl Usage {
         self.cached_tokens += other.cached_tokens;
         self.output_tokens += other.output_tokens;
         self.usd += other.usd;
+        self.estimated |= other.estimated;
     }
 }
 

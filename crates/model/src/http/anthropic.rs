@@ -357,6 +357,7 @@ impl<'a> AnthropicStream<'a> {
             cached_tokens: self.cache_read,
             output_tokens: self.output_tokens,
             usd: 0.0,
+            estimated: false,
         };
         let reply = ModelReply {
             content,

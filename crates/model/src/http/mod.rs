@@ -4,7 +4,8 @@
 //! Both stream their answers as server-sent events and share the same steps: build the JSON body,
 //! POST it ([`transport`]), parse events ([`sse`]) into a reply, and on a failure that another
 //! try might cure, try again with backoff ([`retry`]). Usage comes from the provider, or is
-//! estimated from the text when the provider sends none; cost is usage at the configured price.
+//! counted from the text with OpenAI's tokenizer when the provider sends none (and marked
+//! `estimated`); cost is usage at the configured price.
 
 mod anthropic;
 mod errors;
@@ -57,6 +58,7 @@ fn settle_usage(
         cached_tokens: 0,
         output_tokens: estimate_reply_tokens(reply),
         usd: 0.0,
+        estimated: true,
     });
     usage.usd = settings
         .price
@@ -65,12 +67,17 @@ fn settle_usage(
     usage
 }
 
+/// Chat formats wrap each message in a few tokens of their own (OpenAI's: three), and the reply
+/// starts after a few more.
+const TOKENS_PER_MESSAGE: u64 = 3;
+
 fn estimate_request_tokens(request: &ModelRequest) -> u64 {
     let messages: u64 = request
         .messages
         .iter()
         .map(|message| {
-            estimate_tokens(&message.content)
+            TOKENS_PER_MESSAGE
+                + estimate_tokens(&message.content)
                 + message
                     .tool_calls
                     .iter()
@@ -89,7 +96,7 @@ fn estimate_request_tokens(request: &ModelRequest) -> u64 {
                 + estimate_tokens(&tool.parameters.to_string())
         })
         .sum();
-    messages + tools
+    messages + tools + TOKENS_PER_MESSAGE
 }
 
 fn estimate_reply_tokens(reply: &ModelReply) -> u64 {

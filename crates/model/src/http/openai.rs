@@ -258,6 +258,7 @@ impl<'a> OpenAiStream<'a> {
                 cached_tokens: count(usage.pointer("/prompt_tokens_details/cached_tokens")),
                 output_tokens: count(usage.get("completion_tokens")),
                 usd: 0.0,
+                estimated: false,
             });
         }
         let Some(choice) = chunk.pointer("/choices/0") else {

@@ -43,6 +43,7 @@ async fn text_reply_with_cache_usage_and_cost() {
         cached_tokens: 2000,
         output_tokens: 15,
         usd: 0.0017,
+        estimated: false,
     });
     assert_eq!(actual, expected);
 }
@@ -82,6 +83,7 @@ async fn tool_use_blocks_from_json_pieces_split_at_awkward_bytes() {
             cached_tokens: 0,
             output_tokens: 89,
             usd: 0.0,
+            estimated: false,
         },
         exhausted: false,
     };
@@ -206,6 +208,7 @@ async fn overload_mid_stream_and_529_are_retried() {
         cached_tokens: 2000,
         output_tokens: 15,
         usd: 0.0,
+        estimated: false,
     });
     assert_eq!(actual, expected);
     assert_eq!(server.requests().len(), 3);

@@ -2,7 +2,7 @@
 //! and the request it sends.
 
 use plumb_model::http::{OpenAiClient, OpenAiFlavor};
-use plumb_model::price::Price;
+use plumb_model::price::{Price, estimate_tokens};
 use plumb_model::{ModelClient, ModelError};
 use plumb_protocol::{ModelReply, ToolCall, Usage};
 use plumb_test_support::mock_http::{MockResponse, MockServer, awkward_pieces};
@@ -43,6 +43,7 @@ async fn text_reply_with_cached_usage_and_cost() {
             cached_tokens: 1024,
             output_tokens: 25,
             usd: 0.001064,
+            estimated: false,
         },
         exhausted: false,
     };
@@ -72,6 +73,7 @@ async fn tool_call_arguments_in_pieces_split_at_awkward_bytes() {
             cached_tokens: 0,
             output_tokens: 31,
             usd: 0.0,
+            estimated: false,
         },
         exhausted: false,
     };
@@ -107,6 +109,7 @@ async fn parallel_tool_calls_interleaved_by_index() {
             cached_tokens: 0,
             output_tokens: 40,
             usd: 0.0,
+            estimated: false,
         },
         exhausted: false,
     };
@@ -227,13 +230,18 @@ async fn compatible_server_without_key_usage_or_done() {
             name: "run_tests".into(),
             arguments: json!({"filter": "billing"}),
         }],
-        // Estimated at one token per four bytes: "You are plumb." (14) + the question (39);
-        // the reply's text (18), the tool's name (9) and arguments (20).
+        // Counted with the o200k tokenizer: each message's text and three tokens of framing, three
+        // more before the reply; the reply's text, the tool's name and its arguments.
         usage: Usage {
-            input_tokens: 4 + 10,
+            input_tokens: (3 + estimate_tokens("You are plumb."))
+                + (3 + estimate_tokens("Why does the invoice total round wrong?"))
+                + 3,
             cached_tokens: 0,
-            output_tokens: 5 + 3 + 5,
+            output_tokens: estimate_tokens("Running the tests.")
+                + estimate_tokens("run_tests")
+                + estimate_tokens(r#"{"filter":"billing"}"#),
             usd: 0.0,
+            estimated: true,
         },
         exhausted: false,
     };
