@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use plumb_protocol::{CheckStatus, FinalReport, SandboxKind, Usage};
+use plumb_protocol::{CheckStatus, FinalReport, SandboxKind, Usage, thousands};
 
 use crate::args::{FixArgs, SandboxArg};
 use crate::{Failure, launch, setup};
@@ -169,17 +169,6 @@ fn usage_line(usage: &Usage) -> String {
         line.push_str(" (counted by plumb where the provider reported no usage)");
     }
     line
-}
-
-/// `1234567` as `1,234,567`.
-fn thousands(n: u64) -> String {
-    let reversed: Vec<char> = n.to_string().chars().rev().collect();
-    let groups: Vec<String> = reversed
-        .chunks(3)
-        .rev()
-        .map(|group| group.iter().rev().collect())
-        .collect();
-    groups.join(",")
 }
 
 #[cfg(test)]

@@ -4,10 +4,12 @@
 
 mod events;
 mod messages;
+mod numbers;
 mod report;
 
 pub use events::{Event, JOURNAL_VERSION, JournalLine, RunMeta};
 pub use messages::{Message, ModelReply, Role, ToolCall, ToolSpec, Usage};
+pub use numbers::thousands;
 pub use report::{
     CheckReport, CheckStatus, CheckStep, FinalReport, Outcome, SandboxKind, TestCounts, Timings,
 };
