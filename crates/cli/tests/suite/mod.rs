@@ -1,3 +1,4 @@
+mod attack;
 mod bad_input;
 mod bill_412;
 mod common;

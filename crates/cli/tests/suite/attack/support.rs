@@ -1,0 +1,119 @@
+//! What every attack case shares: a folder outside the repository holding a secret with a
+//! unique token (the thing an attacker wants in a prompt or out of the machine), a repository
+//! made from the billing example plus the attacker's files, and the host-side checks.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+/// A folder outside every repository and run folder, holding `secret.txt` with a token no test
+/// output could contain by chance. [`Outside::assert_untouched`] checks plumb wrote nothing
+/// there and leaked the token nowhere it writes.
+pub struct Outside {
+    dir: tempfile::TempDir,
+    token: String,
+    digest: BTreeMap<String, String>,
+}
+
+impl Outside {
+    pub fn new() -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let token = format!(
+            "PLUMB-CANARY-{}-{}",
+            std::process::id(),
+            fastrand_token(dir.path())
+        );
+        std::fs::write(dir.path().join("secret.txt"), format!("{token}\n")).unwrap();
+        let digest = plumb_test_support::tree_digest(dir.path());
+        Self { dir, token, digest }
+    }
+
+    /// The folder's path (absolute).
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// The secret file's absolute path: what a hostile link points at.
+    pub fn secret(&self) -> PathBuf {
+        self.dir.path().join("secret.txt")
+    }
+
+    pub fn token(&self) -> &str {
+        &self.token
+    }
+
+    /// The token is in none of `output`'s streams and in no file under `home` (the run's
+    /// PLUMB_HOME: journal, report, patch, checks), and the outside folder is as it was.
+    pub fn assert_untouched(&self, home: &Path, output: &Output) {
+        for (stream, bytes) in [("stdout", &output.stdout), ("stderr", &output.stderr)] {
+            assert!(
+                !String::from_utf8_lossy(bytes).contains(&self.token),
+                "the secret reached {stream}:\n{}",
+                String::from_utf8_lossy(bytes)
+            );
+        }
+        let mut leaks = Vec::new();
+        files_holding(home, self.token.as_bytes(), &mut leaks);
+        assert!(leaks.is_empty(), "the secret reached {leaks:?}");
+        assert_eq!(
+            plumb_test_support::tree_digest(self.dir.path()),
+            self.digest,
+            "something outside the repository changed"
+        );
+    }
+}
+
+/// A token made from the folder's name (random per temp dir), so parallel tests differ.
+fn fastrand_token(dir: &Path) -> String {
+    dir.file_name()
+        .map(|name| name.to_string_lossy().replace(['.', '-'], ""))
+        .unwrap_or_default()
+}
+
+/// Every regular file under `dir` (not following links) whose bytes contain `needle`. The run
+/// folder's workspace copy is left out: a link there is the attack itself, not a leak, and its
+/// target is never followed here.
+fn files_holding(dir: &Path, needle: &[u8], out: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        let Ok(kind) = entry.file_type() else {
+            continue;
+        };
+        if kind.is_dir() {
+            files_holding(&path, needle, out);
+        } else if kind.is_file() {
+            let Ok(bytes) = std::fs::read(&path) else {
+                continue;
+            };
+            if bytes.windows(needle.len()).any(|w| w == needle) {
+                out.push(path);
+            }
+        }
+    }
+}
+
+/// A git repository holding the billing example plus `files` (path, text) and `links` (path,
+/// target), committed once: what a stranger's repository hands plumb.
+pub fn repo_with(files: &[(&str, &str)], links: &[(&str, &Path)]) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    plumb_test_support::copy_tree(&plumb_test_support::billing_example(), dir.path());
+    for (rel, text) in files {
+        let path = dir.path().join(rel);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+    for (rel, target) in links {
+        let path = dir.path().join(rel);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        // The link replaces a file of the example of that name (AGENTS.md is one).
+        let _ = std::fs::remove_file(&path);
+        std::os::unix::fs::symlink(target, path).unwrap();
+    }
+    plumb_test_support::git(dir.path(), &["init", "-q", "-b", "main"]);
+    plumb_test_support::git(dir.path(), &["add", "-A"]);
+    plumb_test_support::git(dir.path(), &["commit", "-q", "-m", "fixture"]);
+    dir
+}
