@@ -176,7 +176,12 @@ impl Run {
     /// ids the search can name), else `None`.
     fn pytest_file(&self, test_file: &str) -> Option<String> {
         (self.test_command.runner == Runner::Pytest && test_file.ends_with(".py"))
-            .then(|| std::fs::read_to_string(self.workspace.root().join(test_file)).ok())
+            .then(|| {
+                self.workspace
+                    .tree()
+                    .read_text(test_file, plumb_tools::MAX_READ_BYTES)
+                    .ok()
+            })
             .flatten()
     }
 

@@ -16,7 +16,7 @@ use plumb_tools::{
 };
 use plumb_verify::tamper::TamperKind;
 use plumb_verify::{TestCommand, TestOutcome, TestResults};
-use plumb_workspace::{CommitId, Workspace};
+use plumb_workspace::{CommitId, Tree, Workspace};
 
 use crate::figures;
 use crate::journal::Journal;
@@ -33,6 +33,8 @@ const RUN_TESTS_TOOL: &str = "run_tests";
 const NOTES_FILES: [&str; 3] = ["AGENTS.md", "CLAUDE.md", ".plumb/notes.md"];
 /// Notes longer than this are cut: they sit in every request.
 const NOTES_MAX_CHARS: usize = 8_000;
+/// A notes file larger than this is not read at all (the first `NOTES_MAX_CHARS` are shown).
+const NOTES_MAX_BYTES: u64 = 256 * 1024;
 /// Lines of code shown up front by the small-model helper.
 const CODE_UP_FRONT_LINES: usize = 80;
 
@@ -47,11 +49,11 @@ const TICKET_EXAMPLE_CHARS: usize = 400;
 
 /// The code-up-front helper's text: the likely source file, then the start of its test file as a
 /// pattern for the new test; that source file's path, and that test file's path.
-fn code_up_front(root: &Path, ticket: &str) -> Option<(String, String, Option<String>)> {
+fn code_up_front(tree: &Tree, ticket: &str) -> Option<(String, String, Option<String>)> {
     use plumb_context::relevant::{relevant_code, test_for};
-    let code = relevant_code(root, ticket, CODE_UP_FRONT_LINES)?;
+    let code = relevant_code(tree, ticket, CODE_UP_FRONT_LINES)?;
     let mut text = code.text;
-    let test = test_for(root, &code.path, TEST_UP_FRONT_LINES);
+    let test = test_for(tree, &code.path, TEST_UP_FRONT_LINES);
     if let Some(test) = &test {
         text.push_str(&format!(
             "\nThe start of its tests, through the first one (a new test added at the end of that file can use its imports and helpers):\n{}",
@@ -59,6 +61,32 @@ fn code_up_front(root: &Path, ticket: &str) -> Option<(String, String, Option<St
         ));
     }
     Some((text, code.path, test.map(|t| t.path)))
+}
+
+/// The first notes file of [`NOTES_FILES`] that exists, cut to [`NOTES_MAX_CHARS`], read through the
+/// confined reader; and a warning for each one that exists but was refused (a link out of the tree,
+/// a FIFO, one too large), which is then skipped as if absent.
+fn project_notes(tree: &Tree) -> (Option<(&'static str, String)>, Vec<String>) {
+    let mut warnings = Vec::new();
+    for name in NOTES_FILES {
+        match tree.read_text(name, NOTES_MAX_BYTES) {
+            Ok(text) => {
+                let cut: String = text.chars().take(NOTES_MAX_CHARS).collect();
+                return (Some((name, cut)), warnings);
+            }
+            Err(err) if err.is_missing() => {}
+            Err(err) => warnings.push(format!("the project notes were not read: {err}")),
+        }
+    }
+    (None, warnings)
+}
+
+/// The ending when the wall-clock budget of `secs` seconds ran out.
+fn wall_clock_ending(secs: u64) -> Ending {
+    Ending::new(
+        Outcome::BudgetExceeded,
+        format!("the wall-clock budget ({secs} s) ran out"),
+    )
 }
 
 /// Why the rounds stopped.
@@ -240,7 +268,9 @@ impl Run {
         .await;
         run.run_setup().await?;
         run.run_baseline_tests().await?;
-        run.build_head();
+        for message in run.build_head() {
+            run.emit(Event::Warning { message }).await;
+        }
         run.timings.prepare_ms = elapsed_ms(run.started);
         Ok(run)
     }
@@ -337,27 +367,25 @@ impl Run {
         Ok(())
     }
 
-    fn build_head(&mut self) {
-        let root = self.workspace.root();
-        let notes = NOTES_FILES.iter().find_map(|name| {
-            let text = std::fs::read_to_string(root.join(name)).ok()?;
-            let cut: String = text.chars().take(NOTES_MAX_CHARS).collect();
-            Some((*name, cut))
-        });
+    /// The rules and the first message; returns warnings for a person (a notes file that could
+    /// not be read, e.g. a link out of the repository).
+    fn build_head(&mut self) -> Vec<String> {
+        let tree = self.workspace.tree();
+        let (notes, warnings) = project_notes(&tree);
         let options = RepoMapOptions {
             max_chars: self.spec.config.limits.repo_map_chars,
             max_files: 2_000,
             // With the code up front the model is shown the test file it is to extend.
             tests_by_name: self.helpers.code_up_front,
         };
-        let repo_map = render_outline(root, None, &options)
+        let repo_map = render_outline(&tree, None, &options)
             .unwrap_or_else(|err| format!("(no repository map: {err})"));
         let command = self.test_command.argv.join(" ");
         let baseline = self.baseline.summary();
         let shown = self
             .helpers
             .code_up_front
-            .then(|| code_up_front(root, &self.spec.ticket))
+            .then(|| code_up_front(&tree, &self.spec.ticket))
             .flatten();
         let (code, source_file, test_file) = match shown {
             Some((code, source, test)) => (Some(code), Some(source), test),
@@ -366,10 +394,15 @@ impl Run {
         // The test closest to the ticket is shown when the model is to write its own, not up
         // front: shown a test in the first message, the model edited it instead of the code.
         let example = test_file.as_deref().and_then(|file| {
-            plumb_context::relevant::closest_test(root, file, &self.spec.ticket, CLOSEST_TEST_LINES)
+            plumb_context::relevant::closest_test(
+                &tree,
+                file,
+                &self.spec.ticket,
+                CLOSEST_TEST_LINES,
+            )
         });
         let probe = test_file.as_deref().and_then(|file| {
-            plumb_context::relevant::closest_test_text(root, file, &self.spec.ticket)
+            plumb_context::relevant::closest_test_text(&tree, file, &self.spec.ticket)
         });
         self.phases.suggest_test_file(test_file, example);
         self.phases.probe_with(probe, source_file);
@@ -393,12 +426,27 @@ impl Run {
             )),
             Message::user(first),
         ];
+        warnings
     }
 
     /// Runs rounds until an ending, then finishes: the final report.
+    ///
+    /// The wall-clock budget ends the run wherever it is: a round still going when it runs out
+    /// (a model request, a command, a file operation on the blocking pool) is dropped, which kills
+    /// a command's process group, and the run finishes as budget-exceeded, rolled back.
     pub async fn execute(mut self) -> plumb_protocol::FinalReport {
+        let limit = self.spec.config.limits.wall_clock_secs;
+        let deadline = (limit > 0)
+            .then(|| tokio::time::Instant::from_std(self.started + Duration::from_secs(limit)));
         let ending = loop {
-            if let Some(ending) = self.round().await {
+            let ending = match deadline {
+                Some(deadline) => tokio::select! {
+                    ending = self.round() => ending,
+                    () = tokio::time::sleep_until(deadline) => Some(wall_clock_ending(limit)),
+                },
+                None => self.round().await,
+            };
+            if let Some(ending) = ending {
                 break ending;
             }
         };
@@ -525,13 +573,7 @@ impl Run {
         if limits.wall_clock_secs > 0
             && self.started.elapsed() >= Duration::from_secs(limits.wall_clock_secs)
         {
-            return Some(Ending::new(
-                Outcome::BudgetExceeded,
-                format!(
-                    "the wall-clock budget ({} s) ran out",
-                    limits.wall_clock_secs
-                ),
-            ));
+            return Some(wall_clock_ending(limits.wall_clock_secs));
         }
         let tokens = self.usage.input_tokens + self.usage.output_tokens;
         if limits.max_tokens > 0 && tokens >= limits.max_tokens {
@@ -1061,7 +1103,11 @@ impl Run {
     /// The note on an undone code edit whose tests failed with `UnboundLocalError` (see
     /// [`unbound`]) or `NameError` (see [`undefined`]), read against the file as it is again.
     fn name_note(&self, call: &ToolCall, path: &str, report: &str) -> Option<String> {
-        let text = std::fs::read_to_string(self.workspace.root().join(path)).ok()?;
+        let text = self
+            .workspace
+            .tree()
+            .read_text(path, plumb_tools::MAX_READ_BYTES)
+            .ok()?;
         let old_text = call
             .arguments
             .get("old_text")

@@ -29,7 +29,11 @@ impl Run {
                 };
                 let after = match file.status {
                     ChangeKind::Deleted => None,
-                    _ => std::fs::read_to_string(self.workspace.root().join(&file.path)).ok(),
+                    _ => self
+                        .workspace
+                        .tree()
+                        .read_text(&file.path, plumb_tools::MAX_READ_BYTES)
+                        .ok(),
                 };
                 Ok(FileChange {
                     status,
@@ -48,11 +52,15 @@ impl Run {
             if matches!(file.status, ChangeKind::Deleted) {
                 continue;
             }
-            let path = self.workspace.root().join(&file.path);
-            let Some(language) = Language::from_path(&path) else {
+            let Some(language) = Language::from_path(std::path::Path::new(&file.path)) else {
                 continue;
             };
-            let Ok(now) = std::fs::read_to_string(&path) else {
+            // A link or special file is the tamper scan's to judge; only regular files parse here.
+            let Ok(now) = self
+                .workspace
+                .tree()
+                .read_text(&file.path, plumb_tools::MAX_READ_BYTES)
+            else {
                 continue;
             };
             parsed += 1;

@@ -22,6 +22,7 @@ use std::collections::BTreeSet;
 use plumb_context::relevant::figures;
 use plumb_protocol::Outcome;
 use plumb_verify::Runner;
+use plumb_workspace::Tree;
 use serde::Deserialize;
 
 use crate::run::{Ending, Run};
@@ -102,7 +103,8 @@ impl Run {
         };
         let dest = self.fresh_baseline_tree("trace")?;
         let path = dest.join(test_file);
-        let run = match std::fs::read_to_string(&path) {
+        let tree = Tree::new(&dest).map_err(Ending::infra)?;
+        let run = match tree.read_text(test_file, plumb_tools::MAX_READ_BYTES) {
             Ok(text) => {
                 std::fs::write(&path, format!("{}\n\n\n{traced}\n", text.trim_end()))
                     .map_err(Ending::infra)?;
@@ -113,7 +115,9 @@ impl Run {
             }
             Err(_) => None,
         };
-        let source = std::fs::read_to_string(dest.join(source_file)).unwrap_or_default();
+        let source = tree
+            .read_text(source_file, plumb_tools::MAX_READ_BYTES)
+            .unwrap_or_default();
         let _ = std::fs::remove_dir_all(&dest);
         let run = match run {
             Some(Ok(run)) => run,

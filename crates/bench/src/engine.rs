@@ -21,7 +21,7 @@ use std::process::Command;
 
 use anyhow::{Context, Result, bail};
 use plumb_tools::search::{DEFAULT_LIMIT, SearchRequest, render, search};
-use plumb_workspace::Workspace;
+use plumb_workspace::{Tree, Workspace};
 
 use crate::measure::{Samples, isolated_git, repeat, run_drained, run_quiet, timed};
 use crate::table::Row;
@@ -142,8 +142,9 @@ fn copy_workspace(fx: &Fixture, runs: usize, scratch: &Path) -> Result<(Workspac
 }
 
 fn search_rows(name: &str, root: &Path, runs: usize, rg: bool) -> Result<Vec<Row>> {
+    let tree = Tree::new(root)?;
     let request = SearchRequest {
-        root,
+        tree: &tree,
         dir: None,
         query: QUERY,
         regex: false,
@@ -239,9 +240,9 @@ fn append(path: &Path, i: usize) -> Result<()> {
 /// `plumb-bench __search ROOT QUERY`: one search and its rendering on stdout, for the
 /// fresh-process measurement.
 pub fn search_once(root: &Path, query: &str) -> Result<()> {
-    let root = root.canonicalize()?;
+    let tree = Tree::new(root)?;
     let request = SearchRequest {
-        root: &root,
+        tree: &tree,
         dir: None,
         query,
         regex: false,

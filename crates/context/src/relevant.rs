@@ -10,6 +10,7 @@ use std::collections::BTreeSet;
 use std::path::Path;
 
 use ignore::WalkBuilder;
+use plumb_workspace::Tree;
 
 /// Files larger than this are not candidates (generated code, data).
 const MAX_FILE_BYTES: u64 = 200_000;
@@ -37,7 +38,8 @@ pub struct RelevantCode {
 
 /// Picks the non-test source file that shares the most words with the ticket and renders up to
 /// `max_lines` of it. `None` when no file shares a word.
-pub fn relevant_code(root: &Path, ticket: &str, max_lines: usize) -> Option<RelevantCode> {
+pub fn relevant_code(tree: &Tree, ticket: &str, max_lines: usize) -> Option<RelevantCode> {
+    let root = tree.root();
     let words = ticket_words(ticket);
     if words.is_empty() {
         return None;
@@ -45,6 +47,10 @@ pub fn relevant_code(root: &Path, ticket: &str, max_lines: usize) -> Option<Rele
     let mut best: Option<(usize, String, String)> = None;
     for entry in WalkBuilder::new(root).hidden(true).build().flatten() {
         let path = entry.path();
+        // A walk does not follow links; a link or a FIFO named like source is not read either.
+        if !entry.file_type().is_some_and(|kind| kind.is_file()) {
+            continue;
+        }
         let is_source = path
             .extension()
             .and_then(|e| e.to_str())
@@ -59,7 +65,7 @@ pub fn relevant_code(root: &Path, ticket: &str, max_lines: usize) -> Option<Rele
         if looks_like_test(&rel) {
             continue;
         }
-        let Ok(text) = std::fs::read_to_string(path) else {
+        let Ok(text) = tree.read_entry_text(path, MAX_FILE_BYTES) else {
             continue;
         };
         let score = score(&rel, &text, &words);
@@ -83,7 +89,8 @@ pub fn relevant_code(root: &Path, ticket: &str, max_lines: usize) -> Option<Rele
 /// through its first test (at most `max_lines`): a pattern for the new test a fix needs — its
 /// imports, its helpers and one test that uses them. Later tests are left out: a small model
 /// imitates what it is shown, and one example to vary is what it needs.
-pub fn test_for(root: &Path, source: &str, max_lines: usize) -> Option<RelevantCode> {
+pub fn test_for(tree: &Tree, source: &str, max_lines: usize) -> Option<RelevantCode> {
+    let root = tree.root();
     let stem = Path::new(source).file_stem()?.to_str()?.to_lowercase();
     let mut found: Vec<String> = WalkBuilder::new(root)
         .hidden(true)
@@ -93,12 +100,13 @@ pub fn test_for(root: &Path, source: &str, max_lines: usize) -> Option<RelevantC
             let rel = entry.path().strip_prefix(root).ok()?;
             let rel = rel.to_string_lossy().replace('\\', "/");
             let name = rel.rsplit('/').next()?.to_lowercase();
-            (entry.path().is_file() && looks_like_test(&rel) && name.contains(&stem)).then_some(rel)
+            let is_file = entry.file_type().is_some_and(|kind| kind.is_file());
+            (is_file && looks_like_test(&rel) && name.contains(&stem)).then_some(rel)
         })
         .collect();
     found.sort_by_key(|rel| (rel.len(), rel.clone()));
     let rel = found.into_iter().next()?;
-    let text = std::fs::read_to_string(root.join(&rel)).ok()?;
+    let text = tree.read_text(&rel, MAX_FILE_BYTES).ok()?;
     let lines: Vec<&str> = text.lines().collect();
     let starts = test_starts(&lines);
     let second_test = starts.get(1).copied().unwrap_or(lines.len());
@@ -114,18 +122,18 @@ pub fn test_for(root: &Path, source: &str, max_lines: usize) -> Option<RelevantC
     })
 }
 
-/// The existing test in `test_file` (relative to `root`) closest to the ticket: the one
+/// The existing test in `test_file` (relative to the tree) closest to the ticket: the one
 /// using most of the ticket's own figures, then most of its words (the earlier test on a tie), at
 /// most `max_lines`. `None` when the file has no test. Shown when the model is to write its test:
 /// a 1.5B model imitates what it is shown, and shown the file's first test it copied an example
 /// without the ticket's discount, or took `10.00` from another test for the ticket's Rs 100.
 pub fn closest_test(
-    root: &Path,
+    tree: &Tree,
     test_file: &str,
     ticket: &str,
     max_lines: usize,
 ) -> Option<String> {
-    let text = std::fs::read_to_string(root.join(test_file)).ok()?;
+    let text = tree.read_text(test_file, MAX_FILE_BYTES).ok()?;
     let lines: Vec<&str> = text.lines().collect();
     let (start, end) = closest_block(&lines, ticket)?;
     // Up to its first assert: the setup is the pattern, the assert is the model's to write (shown
@@ -151,8 +159,8 @@ pub fn closest_test(
 /// [`closest_test`] picks it) — only when it shares at least two figures with the
 /// ticket, so that the ticket's example is one this test builds (the fix probe judges a fix by
 /// it, and a ticket whose numbers are an issue id and a line number has no such example).
-pub fn closest_test_text(root: &Path, test_file: &str, ticket: &str) -> Option<String> {
-    let text = std::fs::read_to_string(root.join(test_file)).ok()?;
+pub fn closest_test_text(tree: &Tree, test_file: &str, ticket: &str) -> Option<String> {
+    let text = tree.read_text(test_file, MAX_FILE_BYTES).ok()?;
     let lines: Vec<&str> = text.lines().collect();
     let (start, end) = closest_block(&lines, ticket)?;
     let block = lines[start..end].join("\n");
@@ -357,6 +365,10 @@ mod tests {
 
     use super::*;
 
+    fn tree(root: &Path) -> Tree {
+        Tree::new(root).unwrap()
+    }
+
     #[test]
     fn picks_the_source_file_sharing_the_tickets_words() {
         let dir = tempfile::tempdir().unwrap();
@@ -379,7 +391,7 @@ mod tests {
         )
         .unwrap();
         let found = relevant_code(
-            root,
+            &tree(root),
             "BILL-412: GST is charged on the full price, before the discount, in invoice totals",
             50,
         )
@@ -400,7 +412,7 @@ mod tests {
         let mut text: String = (1..=100).map(|n| format!("x{n} = {n}\n")).collect();
         text.push_str("def apply_gst(amount):\n    return amount\n");
         std::fs::write(dir.path().join("tax.py"), &text).unwrap();
-        let found = relevant_code(dir.path(), "apply_gst is wrong", 10).unwrap();
+        let found = relevant_code(&tree(dir.path()), "apply_gst is wrong", 10).unwrap();
         let expected: String = std::iter::once("tax.py: lines 93–102 of 102\n".to_owned())
             .chain((93..=100).map(|n| format!("x{n} = {n}\n")))
             .chain([
@@ -426,14 +438,14 @@ mod tests {
             "from billing import invoice_totals\n\n@mark\n@pytest.mark.slow\ndef test_a():\n    pass\n\n\ndef test_b():\n    pass\n",
         )
         .unwrap();
-        let found = test_for(dir.path(), "billing/invoice_totals.py", 40).unwrap();
+        let found = test_for(&tree(dir.path()), "billing/invoice_totals.py", 40).unwrap();
         assert_eq!(found.path, "tests/test_invoice_totals.py");
         assert_eq!(
             found.text,
             "tests/test_invoice_totals.py: lines 1–6 of 10\nfrom billing import invoice_totals\n\n@mark\n@pytest.mark.slow\ndef test_a():\n    pass\n",
             "through the first test (its decorators included), trailing blank lines dropped"
         );
-        let capped = test_for(dir.path(), "billing/invoice_totals.py", 2).unwrap();
+        let capped = test_for(&tree(dir.path()), "billing/invoice_totals.py", 2).unwrap();
         assert!(
             capped
                 .text
@@ -441,7 +453,7 @@ mod tests {
             "{}",
             capped.text
         );
-        assert_eq!(test_for(dir.path(), "billing/refunds.py", 5), None);
+        assert_eq!(test_for(&tree(dir.path()), "billing/refunds.py", 5), None);
     }
 
     #[test]
@@ -455,37 +467,49 @@ mod tests {
         .unwrap();
         let ticket = "GST charged on the full price with a discount: an item of Rs 1,000 with a Rs 100 discount should have Rs 162 of GST (18 percent of Rs 900), not Rs 180.";
         assert_eq!(
-            closest_test(dir.path(), "tests/test_totals.py", ticket, 40).as_deref(),
+            closest_test(&tree(dir.path()), "tests/test_totals.py", ticket, 40).as_deref(),
             Some(
                 "tests/test_totals.py, lines 12–13, up to its first assert:\ndef test_discount_is_taken_off():\n    line = item(\"1000.00\", discount=\"100.00\")\n"
             ),
             "three of the ticket's figures (1000, 100, 900) beat two (1000, 180) and more of its words; the asserts are the model's to write"
         );
         assert_eq!(
-            closest_test(dir.path(), "tests/test_totals.py", "nothing shared", 40).as_deref(),
+            closest_test(
+                &tree(dir.path()),
+                "tests/test_totals.py",
+                "nothing shared",
+                40
+            )
+            .as_deref(),
             Some(
                 "tests/test_totals.py, lines 8–9:\ndef test_gst_on_full_price():\n    assert totals(item(\"1000.00\")).tax == 180\n"
             ),
             "a tie goes to the first test, shown whole when it has no setup before its assert"
         );
         assert_eq!(
-            closest_test(dir.path(), "tests/test_totals.py", "nothing shared", 1).as_deref(),
+            closest_test(
+                &tree(dir.path()),
+                "tests/test_totals.py",
+                "nothing shared",
+                1
+            )
+            .as_deref(),
             Some("tests/test_totals.py, lines 8–8:\ndef test_gst_on_full_price():\n"),
             "cut at max_lines"
         );
         assert_eq!(
-            closest_test(dir.path(), "tests/missing.py", ticket, 40),
+            closest_test(&tree(dir.path()), "tests/missing.py", ticket, 40),
             None
         );
         assert_eq!(
-            closest_test_text(dir.path(), "tests/test_totals.py", ticket).as_deref(),
+            closest_test_text(&tree(dir.path()), "tests/test_totals.py", ticket).as_deref(),
             Some(
                 "def test_discount_is_taken_off():\n    line = item(\"1000.00\", discount=\"100.00\")\n    assert totals(line).taxable == 900"
             )
         );
         assert_eq!(
             closest_test_text(
-                dir.path(),
+                &tree(dir.path()),
                 "tests/test_totals.py",
                 "BILL-7: crash at 1000 items"
             ),
@@ -524,6 +548,6 @@ mod tests {
     fn no_shared_word_means_nothing() {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("a.py"), "x = 1\n").unwrap();
-        assert_eq!(relevant_code(dir.path(), "GST rounding", 10), None);
+        assert_eq!(relevant_code(&tree(dir.path()), "GST rounding", 10), None);
     }
 }

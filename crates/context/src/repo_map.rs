@@ -6,15 +6,17 @@
 //! budget, keeping whole files, and end with a line saying how many files were left out.
 //!
 //! Files are read and parsed only as far as the budget reaches, in batches spread over the cores (one tree-sitter
-//! parser per language per thread). Large (> 1 MB), binary and non-UTF-8 files, symbolic links and files of
-//! languages we do not parse are listed by name.
+//! parser per language per thread), through the confined reader ([`plumb_workspace::Tree`]). Large (> 1 MB),
+//! binary and non-UTF-8 files, symbolic links, FIFOs, sockets and devices (never opened) and files of languages we
+//! do not parse are listed by name.
 
 use std::fs;
-use std::io::{self, Read};
+use std::io;
 use std::path::{Component, Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use ignore::WalkBuilder;
+use plumb_workspace::Tree;
 
 use crate::outline::{self, Definition};
 use crate::syntax::Language;
@@ -71,12 +73,13 @@ pub enum RepoMapError {
 /// README.md
 /// ```
 ///
-/// Paths are shown relative to `root`. `sub` must already be confined to `root` by the caller.
+/// Paths are shown relative to the tree's root. `sub` must already be confined to it by the caller.
 pub fn render_outline(
-    root: &Path,
+    tree: &Tree,
     sub: Option<&Path>,
     opts: &RepoMapOptions,
 ) -> Result<String, RepoMapError> {
+    let root = tree.root();
     let target = match sub {
         Some(sub) => root.join(sub),
         None => root.to_path_buf(),
@@ -98,7 +101,7 @@ pub fn render_outline(
             file.name_only = crate::relevant::looks_like_test(&file.rel.to_string_lossy());
         }
     }
-    Ok(render(&files, opts))
+    Ok(render(tree, &files, opts))
 }
 
 /// One file found by the walk.
@@ -107,7 +110,8 @@ struct FileEntry {
     rel: PathBuf,
     /// Where to read it.
     path: PathBuf,
-    is_symlink: bool,
+    /// A regular file (not a link, FIFO, socket or device): the only kind that is ever read.
+    is_file: bool,
     /// Listed by name, its definitions left out.
     name_only: bool,
 }
@@ -150,7 +154,7 @@ fn walk(root: &Path, target: &Path) -> Vec<FileEntry> {
         };
         files.push(FileEntry {
             rel,
-            is_symlink: file_type.is_symlink(),
+            is_file: file_type.is_file(),
             name_only: false,
             path: entry.into_path(),
         });
@@ -158,13 +162,13 @@ fn walk(root: &Path, target: &Path) -> Vec<FileEntry> {
     files
 }
 
-fn render(files: &[FileEntry], opts: &RepoMapOptions) -> String {
+fn render(tree: &Tree, files: &[FileEntry], opts: &RepoMapOptions) -> String {
     if files.is_empty() {
         return "no files here (hidden and ignored files are not listed).\n".to_string();
     }
     let reserve = more_files_line(files.len()).chars().count();
     let limit = files.len().min(opts.max_files);
-    let mut lines = FileLines::new(files);
+    let mut lines = FileLines::new(tree, files);
     let mut out = String::new();
     let mut used = 0;
     let mut shown = 0;
@@ -229,6 +233,7 @@ fn entry(file: &FileEntry, line: &str, open_dirs: &mut Vec<String>) -> String {
 /// through are parsed, and a full map of a large repository still uses every core. Batches start small (a
 /// small budget wastes little) and double.
 struct FileLines<'f> {
+    tree: &'f Tree,
     files: &'f [FileEntry],
     done: Vec<String>,
     batch: usize,
@@ -240,11 +245,12 @@ impl<'f> FileLines<'f> {
     const MAX_BATCH: usize = 512;
     const MAX_THREADS: usize = 8;
 
-    fn new(files: &'f [FileEntry]) -> Self {
+    fn new(tree: &'f Tree, files: &'f [FileEntry]) -> Self {
         let threads = std::thread::available_parallelism()
             .map_or(1, |n| n.get())
             .min(Self::MAX_THREADS);
         FileLines {
+            tree,
             files,
             done: Vec::new(),
             batch: Self::FIRST_BATCH,
@@ -258,7 +264,8 @@ impl<'f> FileLines<'f> {
             let start = self.done.len();
             let end = (start + self.batch).min(self.files.len()).max(index + 1);
             let batch = self.files.get(start..end).unwrap_or_default();
-            self.done.extend(render_batch(batch, self.threads));
+            self.done
+                .extend(render_batch(self.tree, batch, self.threads));
             self.batch = (self.batch * 2).min(Self::MAX_BATCH);
         }
         // Each line is asked for once, so it can be moved out.
@@ -270,10 +277,10 @@ impl<'f> FileLines<'f> {
 }
 
 /// `file_line` for every file of `batch`, in order, on up to `threads` threads pulling from a shared index.
-fn render_batch(batch: &[FileEntry], threads: usize) -> Vec<String> {
+fn render_batch(tree: &Tree, batch: &[FileEntry], threads: usize) -> Vec<String> {
     let threads = threads.min(batch.len());
     if threads <= 1 {
-        return batch.iter().map(file_line).collect();
+        return batch.iter().map(|file| file_line(tree, file)).collect();
     }
     let next = AtomicUsize::new(0);
     let mut lines = vec![String::new(); batch.len()];
@@ -287,7 +294,7 @@ fn render_batch(batch: &[FileEntry], threads: usize) -> Vec<String> {
                         let Some(file) = batch.get(index) else {
                             return mine;
                         };
-                        mine.push((index, file_line(file)));
+                        mine.push((index, file_line(tree, file)));
                     }
                 })
             })
@@ -344,15 +351,15 @@ fn file_name(file: &FileEntry) -> String {
 }
 
 /// `name.py: class A (1) { def f (2) }, def g (9)`, or the bare name when there is nothing to outline.
-fn file_line(file: &FileEntry) -> String {
+fn file_line(tree: &Tree, file: &FileEntry) -> String {
     let mut out = file_name(file);
     let Some(lang) = Language::from_path(&file.rel) else {
         return out;
     };
-    if file.is_symlink || file.name_only {
+    if !file.is_file || file.name_only {
         return out;
     }
-    let Some(source) = read_source(&file.path) else {
+    let Some(source) = read_source(tree, &file.path) else {
         return out;
     };
     let defs = outline::definitions(lang, &source);
@@ -394,18 +401,8 @@ fn render_definitions(out: &mut String, lang: Language, defs: &[Definition]) {
 }
 
 /// The text of a file worth parsing: at most 1 MB, no NUL byte near the start, valid UTF-8.
-fn read_source(path: &Path) -> Option<String> {
-    let file = fs::File::open(path).ok()?;
-    if file.metadata().ok()?.len() > MAX_PARSED_BYTES {
-        return None;
-    }
-    let mut bytes = Vec::new();
-    file.take(MAX_PARSED_BYTES + 1)
-        .read_to_end(&mut bytes)
-        .ok()?;
-    if bytes.len() as u64 > MAX_PARSED_BYTES {
-        return None;
-    }
+fn read_source(tree: &Tree, path: &Path) -> Option<String> {
+    let bytes = tree.read_entry(path, MAX_PARSED_BYTES).ok()?;
     let head = bytes.get(..BINARY_SNIFF_BYTES).unwrap_or(&bytes);
     if head.contains(&0) {
         return None;

@@ -5,9 +5,11 @@
 use std::path::{Path, PathBuf};
 
 use async_trait::async_trait;
+use plumb_workspace::{ConfineError, ReadError};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+use crate::blocking::off_runtime;
 use crate::read::relative;
 use crate::registry::Tool;
 use crate::reindent::{self, indentation_match};
@@ -19,10 +21,13 @@ const OUTSIDE: &str = "you can only edit files inside the project folder.";
 
 /// Resolves a path for writing and refuses protected paths.
 fn resolve_for_write(ctx: &ToolContext<'_>, path: &str) -> Result<(PathBuf, String), ToolError> {
-    let resolved = ctx
-        .workspace
-        .resolve(path)
-        .map_err(|_| ToolError::respond(OUTSIDE))?;
+    let resolved = ctx.workspace.resolve(path).map_err(|err| match err {
+        // A name that would show as something else is refused as such, not as "outside".
+        ConfineError::Hidden { .. } | ConfineError::Invalid { .. } => {
+            ToolError::respond(format!("{err}."))
+        }
+        _ => ToolError::respond(OUTSIDE),
+    })?;
     let rel = relative(ctx.workspace.root(), &resolved);
     if let Some(rule) = protected_by(&ctx.config.protected_paths, &rel) {
         return Err(ToolError::respond(format!(
@@ -118,7 +123,7 @@ impl EditFile {
                 a.path
             )));
         }
-        let before = read_text(&path, &rel)?;
+        let before = read_text(ctx, &rel).await?;
         if a.old_text.is_empty() {
             if a.new_text.trim().is_empty() {
                 return Err(ToolError::respond(
@@ -165,7 +170,9 @@ impl EditFile {
             let separator = if body.is_empty() { "" } else { "\n\n\n" };
             let after = format!("{body}{separator}{added}\n");
             let offset = body.len() + separator.len();
-            return finish_edit(&path, &rel, &before, after, offset, added).map(|mut out| {
+            return finish_edit(&path, &rel, &before, after, offset, added)
+                .await
+                .map(|mut out| {
                 out.text = out.text.replacen("Edited", "Appended to", 1);
                 if let Some((_, note)) = &dropped {
                     out.text = format!("{note}{}", out.text);
@@ -191,6 +198,7 @@ impl EditFile {
             && let Some(after) = reindent::apply(&before, &found)
         {
             return finish_edit(&path, &rel, &before, after, found.start, &found.replacement)
+                .await
                 .map(|mut out| {
                     out.text = format!(
                         "old_text matched once when its {} was set aside; the new text was placed at the file's indentation. {}",
@@ -213,7 +221,7 @@ impl EditFile {
         }
         let offset = before.find(a.old_text.as_str()).unwrap_or(0);
         let after = before.replacen(a.old_text.as_str(), &a.new_text, 1);
-        finish_edit(&path, &rel, &before, after, offset, &a.new_text)
+        finish_edit(&path, &rel, &before, after, offset, &a.new_text).await
     }
 }
 
@@ -345,7 +353,7 @@ fn rename_definition(added: &str, name: &str, file: &str) -> Option<(String, Str
 pub const EDITED_LINES_HEADER: &str = "Lines around the change now read:";
 
 /// Checks the edited text parses, writes it, and shows the lines around the change.
-fn finish_edit(
+async fn finish_edit(
     path: &Path,
     rel: &str,
     before: &str,
@@ -355,7 +363,7 @@ fn finish_edit(
 ) -> Result<ToolOutput, ToolError> {
     plumb_context::syntax::check_edit(path, Some(before), &after)
         .map_err(|problem| syntax_refusal("edit", &problem))?;
-    write_text(path, &after)?;
+    write_text(path, &after).await?;
     // The text before the change is the same in both versions; `after` also holds an append's.
     let first_line = after
         .get(..offset)
@@ -412,7 +420,13 @@ impl Tool for CreateFile {
         // redoing its own new test file loses nothing of the project's.
         let own_file = path.symlink_metadata().is_ok_and(|m| m.is_file())
             && matches!(ctx.workspace.baseline_text(&rel), Ok(None));
-        if own_file && std::fs::read(&path).is_ok_and(|now| now == a.content.as_bytes()) {
+        let tree = ctx.workspace.tree();
+        let own_rel = rel.clone();
+        if own_file
+            && off_runtime(move || tree.read(&own_rel, crate::read::MAX_READ_BYTES))
+                .await?
+                .is_ok_and(|now| now == a.content.as_bytes())
+        {
             return Err(ToolError::respond(format!(
                 "{rel} already has exactly this content, so nothing changed. Write something different, or take another step."
             )));
@@ -438,7 +452,7 @@ impl Tool for CreateFile {
                 .resolve(&a.path)
                 .map_err(|_| ToolError::respond(OUTSIDE))?;
         }
-        write_text(&path, &a.content)?;
+        write_text(&path, &a.content).await?;
         let verb = if own_file {
             "Replaced (a file this run created)"
         } else {
@@ -456,18 +470,24 @@ impl Tool for CreateFile {
     }
 }
 
-fn read_text(path: &Path, rel: &str) -> Result<String, ToolError> {
-    let bytes = std::fs::read(path)
-        .map_err(|err| ToolError::respond(format!("could not read {rel}: {err}.")))?;
-    String::from_utf8(bytes).map_err(|_| {
-        ToolError::respond(format!(
-            "{rel} is not a UTF-8 text file; plumb edits text files only."
-        ))
-    })
+/// The file to edit, through the confined reader (a link, FIFO or device is refused unopened).
+async fn read_text(ctx: &ToolContext<'_>, rel: &str) -> Result<String, ToolError> {
+    let tree = ctx.workspace.tree();
+    let path = rel.to_owned();
+    off_runtime(move || tree.read_text(&path, crate::read::MAX_READ_BYTES))
+        .await?
+        .map_err(|err| match err {
+            ReadError::NotText { .. } => ToolError::respond(format!(
+                "{rel} is not a UTF-8 text file; plumb edits text files only."
+            )),
+            other => ToolError::respond(format!("could not read {rel}: {other}.")),
+        })
 }
 
-fn write_text(path: &Path, text: &str) -> Result<(), ToolError> {
-    std::fs::write(path, text)
+async fn write_text(path: &Path, text: &str) -> Result<(), ToolError> {
+    let (target, bytes) = (path.to_path_buf(), text.to_owned());
+    off_runtime(move || std::fs::write(&target, bytes))
+        .await?
         .map_err(|err| ToolError::Infra(format!("could not write {}: {err}", path.display())))
 }
 

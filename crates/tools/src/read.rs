@@ -7,14 +7,24 @@ use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+use plumb_workspace::{ConfineError, ReadError};
+
+use crate::blocking::off_runtime;
 use crate::registry::Tool;
 use crate::{ToolContext, ToolError, ToolOutput, args, search};
 
+/// The most bytes of one file the tools read (`read_file`, `edit_file`): a file larger than this is
+/// refused with its size rather than read in part.
+pub const MAX_READ_BYTES: u64 = 8 * 1024 * 1024;
+
 /// Resolves a model-given path for reading, or says why it cannot be read.
 pub(crate) fn resolve_for_read(ctx: &ToolContext<'_>, path: &str) -> Result<PathBuf, ToolError> {
-    ctx.workspace
-        .resolve(path)
-        .map_err(|_| ToolError::respond("you can only read files inside the project folder."))
+    ctx.workspace.resolve(path).map_err(|err| match err {
+        ConfineError::Hidden { .. } | ConfineError::Invalid { .. } => {
+            ToolError::respond(format!("{err}."))
+        }
+        _ => ToolError::respond("you can only read files inside the project folder."),
+    })
 }
 
 /// An optional file or folder to narrow a search or an outline to; `None`, "" and "." mean the
@@ -93,14 +103,19 @@ impl Tool for SearchCode {
         }
         let dir = resolve_scope(ctx, a.path.as_deref())?;
         let limit = ctx.config.limits.search_results;
-        let request = search::SearchRequest {
-            root: ctx.workspace.root(),
-            dir: dir.as_deref(),
-            query: &a.query,
-            regex: a.regex,
-            limit,
-        };
-        let result = search::search(&request).map_err(|err| ToolError::respond(err.to_string()))?;
+        let tree = ctx.workspace.tree();
+        let (query, regex) = (a.query.clone(), a.regex);
+        let result = off_runtime(move || {
+            search::search(&search::SearchRequest {
+                tree: &tree,
+                dir: dir.as_deref(),
+                query: &query,
+                regex,
+                limit,
+            })
+        })
+        .await?
+        .map_err(|err| ToolError::respond(err.to_string()))?;
         let summary = format!("{} matches in {} files", result.total, result.files);
         Ok(ToolOutput {
             text: search::render(&result, &a.query, limit),
@@ -153,20 +168,11 @@ impl Tool for ReadFile {
     async fn call(&self, ctx: &ToolContext<'_>, value: &Value) -> Result<ToolOutput, ToolError> {
         let a: ReadArgs = args::parse(self.name(), "path, start_line?, lines?", value)?;
         let path = resolve_for_read(ctx, &a.path)?;
-        if path.is_dir() {
-            return Err(ToolError::respond(format!(
-                "{} is a folder; use list_files to see what is in it.",
-                a.path
-            )));
-        }
-        let bytes = std::fs::read(&path)
-            .map_err(|_| ToolError::respond(format!("there is no file called {}.", a.path)))?;
-        let Ok(text) = String::from_utf8(bytes) else {
-            return Err(ToolError::respond(format!(
-                "{} is not a UTF-8 text file; plumb shows text files only.",
-                a.path
-            )));
-        };
+        let tree = ctx.workspace.tree();
+        let asked = a.path.clone();
+        let text = off_runtime(move || tree.read_text(&asked, MAX_READ_BYTES))
+            .await?
+            .map_err(|err| read_refusal(&a.path, err))?;
         let limits = &ctx.config.limits;
         let window = a
             .lines
@@ -176,6 +182,24 @@ impl Tool for ReadFile {
         let rendered = render_window(&rel, &text, a.start_line.unwrap_or(1), window)?;
         Ok(rendered)
     }
+}
+
+/// What the model is told when a file cannot be read.
+fn read_refusal(path: &str, err: ReadError) -> ToolError {
+    ToolError::respond(match err {
+        ReadError::Confine(_) => "you can only read files inside the project folder.".to_owned(),
+        ReadError::Folder { .. } => {
+            format!("{path} is a folder; use list_files to see what is in it.")
+        }
+        ReadError::Missing { .. } => format!("there is no file called {path}."),
+        ReadError::NotText { .. } => {
+            format!("{path} is not a UTF-8 text file; plumb shows text files only.")
+        }
+        ReadError::Special { .. }
+        | ReadError::TooLarge { .. }
+        | ReadError::Changed { .. }
+        | ReadError::Io { .. } => format!("{err}."),
+    })
 }
 
 /// A numbered window of `text`, with a header "path: lines a–b of N" and a hint to read on.
@@ -262,8 +286,13 @@ impl Tool for ListFiles {
             max_files: 400,
             tests_by_name: false,
         };
-        let text = plumb_context::repo_map::render_outline(root, sub.as_deref(), &options)
-            .map_err(|err| ToolError::respond(err.to_string()))?;
+        let tree = ctx.workspace.tree();
+        let scope = sub.clone();
+        let text = off_runtime(move || {
+            plumb_context::repo_map::render_outline(&tree, scope.as_deref(), &options)
+        })
+        .await?
+        .map_err(|err| ToolError::respond(err.to_string()))?;
         let shown = sub
             .as_deref()
             .map(|s| relative(root, s))

@@ -2,8 +2,9 @@
 //!
 //! Steps: build one line-oriented matcher (the query escaped unless `regex`, smart case), walk the
 //! tree in parallel with `ignore` (honouring `.gitignore`, `.ignore` and `.git/info/exclude` even
-//! without a `.git` folder, never entering `.git`, not following symlinks), search each file with
-//! `grep-searcher`, then sort what the threads found so the output never depends on scheduling.
+//! without a `.git` folder, never entering `.git`, not following symlinks), read each regular file
+//! through the confined reader (never a link, FIFO or device; at most [`MAX_SEARCHED_BYTES`]) and
+//! search its bytes with `grep-searcher`, then sort what the threads found so the output never depends on scheduling.
 //!
 //! Invariants: binary files (a NUL byte) contribute nothing, not even the matches seen before the
 //! NUL byte; `hits` holds at most `limit` rows, in path then line order; `total` counts every
@@ -20,6 +21,7 @@ use grep_matcher::Matcher;
 use grep_regex::{RegexMatcher, RegexMatcherBuilder};
 use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder, Sink, SinkMatch};
 use ignore::{WalkBuilder, WalkState};
+use plumb_workspace::Tree;
 
 /// The number of rows `search_code` shows by default (DESIGN.md §8).
 pub const DEFAULT_LIMIT: usize = 50;
@@ -27,15 +29,18 @@ pub const DEFAULT_LIMIT: usize = 50;
 /// A hit's text is cut to this many characters.
 pub const MAX_TEXT_CHARS: usize = 200;
 
+/// Files larger than this are not searched (generated data, logs): rows from them would not help.
+pub const MAX_SEARCHED_BYTES: u64 = 16 * 1024 * 1024;
+
 /// How many characters of a long line are kept before the match when the line is cut around it.
 const CONTEXT_BEFORE_MATCH: usize = 60;
 
 /// What to search for and where.
 #[derive(Debug, Clone, Copy)]
 pub struct SearchRequest<'a> {
-    /// The workspace root, canonical. Hit paths are relative to it.
-    pub root: &'a Path,
-    /// An already-confined absolute file or folder inside `root`; `None` searches all of `root`.
+    /// The workspace. Hit paths are relative to its root.
+    pub tree: &'a Tree,
+    /// An already-confined absolute file or folder inside the tree; `None` searches all of it.
     pub dir: Option<&'a Path>,
     pub query: &'a str,
     /// Treat `query` as a regular expression; otherwise it is matched literally.
@@ -84,10 +89,11 @@ pub enum SearchError {
 /// Searches the workspace. Files that cannot be read are skipped, like `rg` does.
 pub fn search(req: &SearchRequest<'_>) -> Result<SearchResult, SearchError> {
     let matcher = build_matcher(req.query, req.regex)?;
-    let start = req.dir.unwrap_or(req.root);
-    if !start.exists() {
+    let root = req.tree.root();
+    let start = req.dir.unwrap_or(root);
+    if start.symlink_metadata().is_err() {
         return Err(SearchError::NotFound {
-            path: relative_path(req.root, start),
+            path: relative_path(root, start),
         });
     }
 
@@ -110,17 +116,18 @@ pub fn search(req: &SearchRequest<'_>) -> Result<SearchResult, SearchError> {
             if !entry.file_type().is_some_and(|kind| kind.is_file()) {
                 return WalkState::Continue;
             }
+            let Ok(bytes) = req.tree.read_entry(entry.path(), MAX_SEARCHED_BYTES) else {
+                return WalkState::Continue;
+            };
             let mut sink = FileSink::new(&matcher, req.limit);
-            if searcher
-                .search_path(&matcher, entry.path(), &mut sink)
-                .is_err()
+            if searcher.search_slice(&matcher, &bytes, &mut sink).is_err()
                 || sink.binary
                 || sink.count == 0
             {
                 return WalkState::Continue;
             }
             let found = FileHits {
-                path: relative_path(req.root, entry.path()),
+                path: relative_path(root, entry.path()),
                 count: sink.count,
                 hits: sink.hits,
             };

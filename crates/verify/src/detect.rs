@@ -99,6 +99,13 @@ fn script_runner(script: &str) -> Runner {
     }
 }
 
+/// A settings file of the project at `root`, through the confined reader (a link out, a FIFO or a
+/// file over a megabyte reads as absent).
+fn settings_text(root: &Path, name: &str) -> Option<String> {
+    let tree = plumb_workspace::Tree::new(root).ok()?;
+    tree.read_text(name, 1024 * 1024).ok()
+}
+
 /// `NAME=value` before a command.
 fn is_setting(word: &str) -> bool {
     word.split_once('=').is_some_and(|(name, _)| {
@@ -108,7 +115,7 @@ fn is_setting(word: &str) -> bool {
 
 fn uses_pytest(root: &Path) -> bool {
     let file_has = |name: &str, needle: &str| {
-        fs::read_to_string(root.join(name)).is_ok_and(|text| text.contains(needle))
+        settings_text(root, name).is_some_and(|text| text.contains(needle))
     };
     [
         "pytest.ini",
@@ -154,7 +161,7 @@ fn has_python_tests(folder: &Path, depth: usize) -> bool {
 
 /// The `scripts.test` of package.json, unless it is empty or `npm init`'s placeholder.
 fn npm_test_script(root: &Path) -> Option<String> {
-    let text = fs::read_to_string(root.join("package.json")).ok()?;
+    let text = settings_text(root, "package.json")?;
     let package = serde_json::from_str::<serde_json::Value>(&text).ok()?;
     package["scripts"]["test"]
         .as_str()

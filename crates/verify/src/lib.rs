@@ -9,6 +9,10 @@
 //! Nothing here runs a process: callers run `TestCommand::argv` in the sandbox and hand the output
 //! back. No shell is ever involved, so no user or model text is ever a shell word.
 
+// Unit tests read their own fixtures; the library itself reads workspace files only through
+// plumb_workspace::Tree (clippy.toml's disallowed-methods, checked on the non-test build).
+#![cfg_attr(test, allow(clippy::disallowed_methods))]
+
 mod command;
 mod detect;
 mod junit;

@@ -14,6 +14,7 @@ use std::path::Path;
 use std::time::SystemTime;
 
 use plumb_protocol::TestCounts;
+use plumb_workspace::Tree;
 use serde::{Deserialize, Serialize};
 
 use crate::command::guess;
@@ -193,24 +194,34 @@ pub fn read_results(
         .and_then(Path::parent)
         .unwrap_or(Path::new(""));
     match cmd.runner {
-        Runner::Pytest => pytest::results(&fresh_report(report_path, started)?, &text),
+        Runner::Pytest => pytest::results(&fresh_report(root, report_path, started)?, &text),
         Runner::Cargo => cargo::results(&text),
         Runner::Nextest => nextest::results(&text),
         Runner::Go => go::results(&text),
-        Runner::Jest | Runner::Vitest => jest::results(&fresh_report(report_path, started)?, root),
+        Runner::Jest | Runner::Vitest => {
+            jest::results(&fresh_report(root, report_path, started)?, root)
+        }
         Runner::Maven => jvm::results(jvm::Build::Maven, root, started),
         Runner::Gradle => jvm::results(jvm::Build::Gradle, root, started),
         Runner::Npm | Runner::Other => None,
     }
 }
 
-/// The text of the file at `path` if it was written at or after `started`.
-pub(crate) fn fresh_report(path: &Path, started: SystemTime) -> Option<String> {
+/// The text of the file at `path` (under the tree at `root`) if it was written at or after
+/// `started`. The test run that wrote it is the agent's, so it is read through the confined
+/// reader: a report that is a link, a FIFO or larger than [`MAX_REPORT_BYTES`] is no report.
+pub(crate) fn fresh_report(root: &Path, path: &Path, started: SystemTime) -> Option<String> {
     if !is_fresh(path, started) {
         return None;
     }
-    fs::read_to_string(path).ok()
+    Tree::new(root)
+        .ok()?
+        .read_entry_text(path, MAX_REPORT_BYTES)
+        .ok()
 }
+
+/// The largest test report read (a JUnit or JSON report of a large suite is a few megabytes).
+pub const MAX_REPORT_BYTES: u64 = 64 * 1024 * 1024;
 
 pub(crate) fn is_fresh(path: &Path, started: SystemTime) -> bool {
     fs::metadata(path)
@@ -271,9 +282,9 @@ mod tests {
         let before = SystemTime::UNIX_EPOCH;
         let after = SystemTime::now() + std::time::Duration::from_secs(60);
         let actual = [
-            fresh_report(&path, before),
-            fresh_report(&path, after),
-            fresh_report(&dir.path().join("missing.xml"), before),
+            fresh_report(dir.path(), &path, before),
+            fresh_report(dir.path(), &path, after),
+            fresh_report(dir.path(), &dir.path().join("missing.xml"), before),
         ];
         assert_eq!(actual, [Some("<testsuite/>".to_string()), None, None]);
     }

@@ -11,8 +11,9 @@
 //!   names are appended and a `..` removes the last missing name, which is exact because a missing
 //!   component cannot be a link.
 //!
-//! Refused: empty paths, absolute paths, NUL bytes, any position outside the root, and any `.git` component
-//! in what the model wrote or in where it resolves. Only metadata is looked at (lstat, readlink); nothing
+//! Refused: empty paths, absolute paths, NUL bytes, control and invisible or direction-changing characters
+//! (a name with U+202E shows reversed in a patch: the Trojan Source class), any position outside the root,
+//! and any `.git` component in what the model wrote or in where it resolves. Only metadata is looked at (lstat, readlink); nothing
 //! outside the root is ever opened.
 //!
 //! The check is as good as the moment it runs: a link created between `resolve` and the use of its result
@@ -33,9 +34,15 @@ pub(crate) fn resolve(root: &Path, user_path: &str) -> Result<PathBuf, ConfineEr
     if user_path.trim().is_empty() {
         return Err(ConfineError::Empty);
     }
-    let shown = user_path.to_owned();
+    let shown = shown_path(user_path);
     if user_path.contains('\0') {
         return Err(ConfineError::Invalid { path: shown });
+    }
+    if let Some(hidden) = user_path.chars().find(|c| is_hidden_char(*c)) {
+        return Err(ConfineError::Hidden {
+            path: shown,
+            code: format!("U+{:04X}", u32::from(hidden)),
+        });
     }
     let path = Path::new(user_path);
     if path.is_absolute() || path.has_root() {
@@ -65,6 +72,38 @@ pub(crate) fn resolve(root: &Path, user_path: &str) -> Result<PathBuf, ConfineEr
         return Err(ConfineError::GitDir { path: shown });
     }
     Ok(position.path)
+}
+
+/// How many characters of a refused path a message repeats: a model that wrote a path of 200,000
+/// characters is told about it in a sentence, not given it back whole.
+pub const MAX_SHOWN_PATH_CHARS: usize = 200;
+
+/// `user_path` as messages show it: cut to [`MAX_SHOWN_PATH_CHARS`] characters with "…".
+fn shown_path(user_path: &str) -> String {
+    if user_path.chars().count() <= MAX_SHOWN_PATH_CHARS {
+        return user_path.to_owned();
+    }
+    let mut cut: String = user_path.chars().take(MAX_SHOWN_PATH_CHARS).collect();
+    cut.push('…');
+    cut
+}
+
+/// A character that does not show as itself: C0 and C1 controls (tab included: no file name needs
+/// one), the bidirectional controls (U+061C, U+200E–U+200F, U+202A–U+202E, U+2066–U+2069) and the
+/// invisible formatting characters (zero-width spaces and joiners, word joiner, soft hyphen, BOM).
+pub fn is_hidden_char(c: char) -> bool {
+    c.is_control()
+        || matches!(
+            c,
+            '\u{00AD}'
+                | '\u{061C}'
+                | '\u{180E}'
+                | '\u{200B}'..='\u{200F}'
+                | '\u{202A}'..='\u{202E}'
+                | '\u{2060}'..='\u{2064}'
+                | '\u{2066}'..='\u{2069}'
+                | '\u{FEFF}'
+        )
 }
 
 /// `.git` in any case: harmless to over-refuse on a case-sensitive file system, needed on others.

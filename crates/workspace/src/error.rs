@@ -173,6 +173,12 @@ pub enum ConfineError {
     )]
     Invalid { path: String },
 
+    /// The path holds a control character or one that is invisible or turns the text's direction.
+    #[error(
+        "the path {path:?} contains {code}, a character that is invisible or changes how the name shows; give a path of plain visible characters"
+    )]
+    Hidden { path: String, code: String },
+
     /// The path was absolute.
     #[error(
         "{path} is an absolute path; you can only use paths inside the project folder, written relative to it \

@@ -11,13 +11,15 @@ mod diff;
 mod error;
 mod git;
 mod ids;
+mod reader;
 mod workspace;
 
-pub use confine::MAX_LINKS;
+pub use confine::{MAX_LINKS, is_hidden_char};
 pub use copy::PLUMBIGNORE;
 pub use diff::{ChangeKind, ChangedFile, Patch, sha256_hex};
 pub use error::{ConfineError, WorkspaceError};
 pub use ids::{CommitId, MAX_LABEL_CHARS, MAX_REF_NAME_CHARS, sanitize_label, sanitize_ref_name};
+pub use reader::{EntryKind, ReadError, SpecialKind, Tree};
 pub use workspace::{
     BASELINE_REF, Checkpoint, HOME_DIR, SHADOW_DIR, SOURCE_REF, WORK_DIR, Workspace,
 };

@@ -24,6 +24,7 @@ use crate::diff::{self, ChangedFile, Patch};
 use crate::error::{ConfineError, WorkspaceError};
 use crate::git::{Git, GitFailure, MAX_STDOUT};
 use crate::ids::{self, CommitId, sanitize_label, sanitize_ref_name};
+use crate::reader::Tree;
 
 /// Folder of the copy inside the run directory.
 pub const WORK_DIR: &str = "work";
@@ -402,6 +403,11 @@ impl Workspace {
     /// component. A path that does not exist yet is fine as long as its missing tail is plain names.
     pub fn resolve(&self, user_path: &str) -> Result<PathBuf, ConfineError> {
         confine::resolve(&self.root, user_path)
+    }
+
+    /// The copy as a [`Tree`]: the confined reader every read of its files for a model goes through.
+    pub fn tree(&self) -> Tree {
+        Tree::from_canonical(self.root.clone())
     }
 
     fn stage(&self) -> Result<(), WorkspaceError> {

@@ -6,13 +6,17 @@ use std::path::Path;
 use plumb_context::prompt::{FirstMessage, RULES, first_message};
 use plumb_context::repo_map::{RepoMapOptions, render_outline};
 
+fn tree(root: &std::path::Path) -> plumb_workspace::Tree {
+    plumb_workspace::Tree::new(root).unwrap()
+}
+
 #[test]
 fn bill_412_first_prompt_snapshot() {
     let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/billing");
     let ticket = std::fs::read_to_string(example.join("BILL-412.md")).unwrap();
     let notes = std::fs::read_to_string(example.join("AGENTS.md")).unwrap();
     let map = render_outline(
-        &example,
+        &tree(&example),
         None,
         &RepoMapOptions {
             max_chars: 6000,

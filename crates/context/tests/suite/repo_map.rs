@@ -5,6 +5,10 @@ use plumb_context::repo_map::{RepoMapError, RepoMapOptions, render_outline};
 use pretty_assertions::assert_eq;
 use tempfile::TempDir;
 
+fn tree(root: &std::path::Path) -> plumb_workspace::Tree {
+    plumb_workspace::Tree::new(root).unwrap()
+}
+
 fn write(root: &Path, rel: &str, content: &[u8]) {
     let path = root.join(rel);
     if let Some(parent) = path.parent() {
@@ -82,7 +86,7 @@ src/
 #[test]
 fn outline_of_the_whole_tree() {
     let dir = project();
-    let actual = render_outline(dir.path(), None, &unlimited()).unwrap();
+    let actual = render_outline(&tree(dir.path()), None, &unlimited()).unwrap();
     assert_eq!(actual, FULL);
 }
 
@@ -105,11 +109,11 @@ fn test_files_can_be_listed_by_name_only() {
         ..unlimited()
     };
     assert_eq!(
-        render_outline(root, None, &opts).unwrap(),
+        render_outline(&tree(root), None, &opts).unwrap(),
         "billing/\n  tax.py: def compute_gst (1)\ntests/\n  test_tax.py\n"
     );
     assert_eq!(
-        render_outline(root, None, &unlimited()).unwrap(),
+        render_outline(&tree(root), None, &unlimited()).unwrap(),
         "billing/\n  tax.py: def compute_gst (1)\ntests/\n  test_tax.py: def test_gst (1), def test_rounding (5)\n"
     );
 }
@@ -122,7 +126,7 @@ fn outline_within_the_budget_keeps_whole_files() {
         max_files: usize::MAX,
         tests_by_name: false,
     };
-    let actual = render_outline(dir.path(), None, &opts).unwrap();
+    let actual = render_outline(&tree(dir.path()), None, &opts).unwrap();
     let expected = "\
 README.md
 big.py
@@ -143,7 +147,7 @@ fn outline_stops_at_max_files() {
         max_files: 2,
         tests_by_name: false,
     };
-    let actual = render_outline(dir.path(), None, &opts).unwrap();
+    let actual = render_outline(&tree(dir.path()), None, &opts).unwrap();
     let expected = "\
 README.md
 big.py
@@ -160,14 +164,14 @@ fn outline_exactly_at_the_budget_shows_everything() {
         max_files: 8,
         tests_by_name: false,
     };
-    let actual = render_outline(dir.path(), None, &opts).unwrap();
+    let actual = render_outline(&tree(dir.path()), None, &opts).unwrap();
     assert_eq!(actual, FULL);
     let one_less = RepoMapOptions {
         max_chars: FULL.chars().count() - 1,
         max_files: 8,
         tests_by_name: false,
     };
-    let actual = render_outline(dir.path(), None, &one_less).unwrap();
+    let actual = render_outline(&tree(dir.path()), None, &one_less).unwrap();
     let expected = "\
 README.md
 big.py
@@ -185,7 +189,8 @@ blob.py
 #[test]
 fn outline_of_a_folder() {
     let dir = project();
-    let actual = render_outline(dir.path(), Some(Path::new("billing")), &unlimited()).unwrap();
+    let actual =
+        render_outline(&tree(dir.path()), Some(Path::new("billing")), &unlimited()).unwrap();
     let expected = "\
 billing/
   invoice_totals.py: class InvoiceCalculator (1) { def total (2) }, def compute_totals (6)
@@ -200,7 +205,7 @@ billing/
 fn outline_of_a_single_file() {
     let dir = project();
     let sub = Path::new("billing/reports/monthly.py");
-    let actual = render_outline(dir.path(), Some(sub), &unlimited()).unwrap();
+    let actual = render_outline(&tree(dir.path()), Some(sub), &unlimited()).unwrap();
     assert_eq!(
         actual,
         "billing/\n  reports/\n    monthly.py: def monthly (1)\n"
@@ -210,7 +215,7 @@ fn outline_of_a_single_file() {
 #[test]
 fn outline_of_an_ignored_folder_is_empty() {
     let dir = project();
-    let actual = render_outline(dir.path(), Some(Path::new("build")), &unlimited()).unwrap();
+    let actual = render_outline(&tree(dir.path()), Some(Path::new("build")), &unlimited()).unwrap();
     assert_eq!(
         actual,
         "no files here (hidden and ignored files are not listed).\n"
@@ -220,7 +225,7 @@ fn outline_of_an_ignored_folder_is_empty() {
 #[test]
 fn outline_of_a_missing_folder_says_so() {
     let dir = project();
-    let actual = render_outline(dir.path(), Some(Path::new("nope")), &unlimited());
+    let actual = render_outline(&tree(dir.path()), Some(Path::new("nope")), &unlimited());
     let message = match actual {
         Err(err @ RepoMapError::NotFound { .. }) => err.to_string(),
         other => format!("unexpected: {other:?}"),
@@ -239,10 +244,33 @@ fn outline_of_many_files_in_order_across_batches() {
             format!("def f{i}():\n    pass\n").as_bytes(),
         );
     }
-    let actual = render_outline(dir.path(), None, &unlimited()).unwrap();
+    let actual = render_outline(&tree(dir.path()), None, &unlimited()).unwrap();
     let mut expected = String::from("pkg/\n");
     for i in 0..300 {
         expected.push_str(&format!("  m{i:03}.py: def f{i} (1)\n"));
     }
     assert_eq!(actual, expected);
+}
+
+#[test]
+fn links_out_fifos_and_sockets_are_listed_by_name_and_never_opened() {
+    let dir = tempfile::tempdir().unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    write(
+        outside.path(),
+        "secret.py",
+        b"def host_secret():\n    pass\n",
+    );
+    write(dir.path(), "app.py", b"def run():\n    pass\n");
+    std::os::unix::fs::symlink(outside.path().join("secret.py"), dir.path().join("leak.py"))
+        .unwrap();
+    let status = std::process::Command::new("mkfifo")
+        .arg(dir.path().join("pipe.py"))
+        .status()
+        .unwrap();
+    assert!(status.success(), "mkfifo failed");
+    let _socket = std::os::unix::net::UnixListener::bind(dir.path().join("sock.py")).unwrap();
+    // Opening the FIFO for reading would block this test for ever.
+    let actual = render_outline(&tree(dir.path()), None, &unlimited()).unwrap();
+    assert_eq!(actual, "app.py: def run (1)\nleak.py\npipe.py\nsock.py\n");
 }

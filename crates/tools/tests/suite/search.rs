@@ -35,7 +35,7 @@ impl Tree {
         regex: bool,
     ) -> Result<SearchResult, SearchError> {
         search(&SearchRequest {
-            root: &self.root,
+            tree: &plumb_workspace::Tree::new(&self.root).unwrap(),
             dir,
             query,
             regex,

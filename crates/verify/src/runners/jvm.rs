@@ -249,7 +249,7 @@ pub(crate) fn results(build: Build, root: &Path, started: SystemTime) -> Option<
     let mut declared = 0;
     let mut found = false;
     for file in files {
-        let Some(xml) = fresh_report(&file, started) else {
+        let Some(xml) = fresh_report(root, &file, started) else {
             continue;
         };
         let report = junit::parse(&xml)?;

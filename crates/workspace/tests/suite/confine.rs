@@ -164,3 +164,45 @@ fn refusals_tell_the_model_what_to_do() {
     ];
     assert_eq!(actual, expected);
 }
+
+#[test]
+fn names_with_hidden_or_direction_changing_characters_are_refused() {
+    let tmp = TempDir::new().unwrap();
+    let src = plain_source(tmp.path());
+    let ws = Workspace::prepare(&src, &tmp.path().join("run")).unwrap();
+    let root = ws.root().to_path_buf();
+    let actual: Vec<String> = [
+        "src/evil\u{202E}yp.txt",
+        "src/a\u{200B}b.py",
+        "src/tab\there.py",
+        "src/new\nline.py",
+        "src/\u{2066}x.py",
+        "src/café.py",
+    ]
+    .iter()
+    .map(|case| outcome(&root, ws.resolve(case)))
+    .collect();
+    let expected = vec![
+        "err Hidden",
+        "err Hidden",
+        "err Hidden",
+        "err Hidden",
+        "err Hidden",
+        "ok src/café.py",
+    ];
+    assert_eq!(actual, expected);
+    assert_eq!(
+        ws.resolve("evil\u{202E}yp.txt").unwrap_err().to_string(),
+        "the path \"evil\\u{202e}yp.txt\" contains U+202E, a character that is invisible or changes how the name shows; give a path of plain visible characters"
+    );
+}
+
+#[test]
+fn a_huge_path_is_refused_in_a_sentence_of_bounded_length() {
+    let tmp = TempDir::new().unwrap();
+    let src = plain_source(tmp.path());
+    let ws = Workspace::prepare(&src, &tmp.path().join("run")).unwrap();
+    let huge = "a".repeat(200_000);
+    let message = ws.resolve(&huge).unwrap_err().to_string();
+    assert!(message.chars().count() < 400, "{} chars", message.len());
+}

@@ -5,36 +5,27 @@
 use plumb_test_support::Script;
 use serde_json::json;
 
-use super::support::{Outside, repo_with};
-use crate::suite::common::{plumb, report};
+use super::support::{Outside, fix_within, repo_with, tool_outputs};
+use crate::suite::common::{journal_events, report};
 
-/// `plumb fix` on `repo` with a script of `turns`, without a sandbox (the prompt builder runs on
-/// the host whatever the backend), and the extra flags.
-fn fix(
-    repo: &std::path::Path,
-    home: &std::path::Path,
-    script: Script,
-    extra: &[&str],
-) -> std::process::Output {
-    let path = home.join("script.jsonl");
-    script.write(&path);
-    let model = format!("script:{}", path.display());
-    let repo_arg = repo.display().to_string();
-    let ticket = repo.join("BILL-412.md").display().to_string();
-    let mut args = vec![
-        "fix",
-        "--repo",
-        &repo_arg,
-        "--ticket",
-        &ticket,
-        "--model",
-        &model,
-        "--json",
-        "--sandbox",
-        "none",
-    ];
-    args.extend_from_slice(extra);
-    plumb(home, &args)
+/// Words of the BILL-412 ticket, so the code-up-front helper would pick a file holding them.
+const TICKET_WORDS: &str = "GST discount invoice totals price charged discounted customer";
+
+fn done() -> Script {
+    Script::new().tool("done", json!({"summary": "nothing"}))
+}
+
+/// Every message of every model request of the run, as one text.
+fn requests(report: &plumb_protocol::FinalReport) -> String {
+    journal_events(report)
+        .into_iter()
+        .filter_map(|event| match event {
+            plumb_protocol::Event::ModelRequest { messages, .. } => {
+                Some(serde_json::to_string(&messages).unwrap())
+            }
+            _ => None,
+        })
+        .collect()
 }
 
 #[test]
@@ -43,18 +34,128 @@ fn a_notes_file_linked_out_of_the_tree_is_not_sent() {
         let outside = Outside::new();
         let secret = outside.secret();
         let repo = repo_with(&[], &[(name, secret.as_path())]);
+        if name != "AGENTS.md" {
+            // The example's own AGENTS.md would be found first.
+            std::fs::remove_file(repo.path().join("AGENTS.md")).unwrap();
+        }
         let home = tempfile::tempdir().unwrap();
-        let output = fix(
+        let output = fix_within(
+            120,
             repo.path(),
             home.path(),
-            Script::new().tool("done", json!({"summary": "nothing"})),
-            &[],
+            done(),
+            &["--sandbox", "none"],
         );
         let report = report(&output);
         assert!(
-            report.rounds >= 1,
+            !requests(&report).is_empty(),
             "{name}: the run did not reach the model"
         );
         outside.assert_untouched(home.path(), &output);
+        assert!(
+            String::from_utf8_lossy(&output.stderr).contains("the project notes were not read"),
+            "{name}: no warning said the notes were left out"
+        );
     }
+}
+
+#[test]
+fn notes_in_a_linked_folder_are_not_sent() {
+    let mut outside = Outside::new();
+    let token = outside.token().to_owned();
+    outside.add("notes.md", &format!("# notes\n{token}\n"));
+    let repo = repo_with(&[], &[(".plumb", outside.path())]);
+    std::fs::remove_file(repo.path().join("AGENTS.md")).unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let output = fix_within(
+        120,
+        repo.path(),
+        home.path(),
+        done(),
+        &["--sandbox", "none"],
+    );
+    assert!(!requests(&report(&output)).is_empty());
+    outside.assert_untouched(home.path(), &output);
+}
+
+#[test]
+fn code_up_front_and_the_repo_map_leave_out_a_linked_source_file() {
+    let mut outside = Outside::new();
+    let token = outside.token().to_owned();
+    let source = format!(
+        "# {TICKET_WORDS} {TICKET_WORDS}\ndef leaked_{}():\n    return '{token}'\n",
+        token.replace('-', "_")
+    );
+    let target = outside.add("gst_discount_invoice_totals.py", &source);
+    let repo = repo_with(
+        &[],
+        &[
+            ("billing/gst_discount_invoice_totals.py", target.as_path()),
+            (
+                "tests/test_gst_discount_invoice_totals.py",
+                target.as_path(),
+            ),
+        ],
+    );
+    let home = tempfile::tempdir().unwrap();
+    let output = fix_within(
+        120,
+        repo.path(),
+        home.path(),
+        Script::new()
+            .tool("list_files", json!({}))
+            .tool("done", json!({"summary": "x"})),
+        &["--sandbox", "none", "-c", "helpers.code_up_front=true"],
+    );
+    let report = report(&output);
+    let sent = requests(&report);
+    assert!(
+        sent.contains("billing/invoice_totals.py"),
+        "the code up front is not the real source file"
+    );
+    outside.assert_untouched(home.path(), &output);
+    assert_eq!(tool_outputs(&report, "list_files").len(), 1);
+}
+
+#[test]
+fn every_reading_tool_refuses_a_committed_link_out() {
+    let mut outside = Outside::new();
+    let token = outside.token().to_owned();
+    outside.add(
+        "module.py",
+        &format!("def leaked():\n    return '{token}'\n"),
+    );
+    let repo = repo_with(
+        &[],
+        &[
+            ("billing/leak.py", outside.secret().as_path()),
+            ("vendor", outside.path()),
+        ],
+    );
+    let home = tempfile::tempdir().unwrap();
+    let script = Script::new()
+        .tool("read_file", json!({"path": "billing/leak.py"}))
+        .tool("read_file", json!({"path": "vendor/module.py"}))
+        .tool("search_code", json!({"query": "CANARY"}))
+        .tool("search_code", json!({"query": "leaked", "path": "vendor"}))
+        .tool("list_files", json!({"path": "vendor"}))
+        .tool("list_files", json!({"path": "billing"}))
+        .tool(
+            "edit_file",
+            json!({"path": "billing/leak.py", "old_text": "PLUMB", "new_text": "x"}),
+        )
+        .tool("done", json!({"summary": "x"}));
+    let output = fix_within(120, repo.path(), home.path(), script, &[]);
+    let report = report(&output);
+    let reads = tool_outputs(&report, "read_file");
+    assert_eq!(reads.len(), 2);
+    assert!(
+        reads
+            .iter()
+            .all(|out| out.contains("you can only read files inside the project folder")),
+        "{reads:?}"
+    );
+    let searches = tool_outputs(&report, "search_code");
+    assert!(searches[0].contains("0 matches") || !searches[0].contains("billing/leak.py"));
+    outside.assert_untouched(home.path(), &output);
 }

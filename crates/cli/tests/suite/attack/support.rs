@@ -42,6 +42,14 @@ impl Outside {
         &self.token
     }
 
+    /// Writes another file outside (its text should hold [`Outside::token`]) and returns its path.
+    pub fn add(&mut self, name: &str, text: &str) -> PathBuf {
+        let path = self.dir.path().join(name);
+        std::fs::write(&path, text).unwrap();
+        self.digest = plumb_test_support::tree_digest(self.dir.path());
+        path
+    }
+
     /// The token is in none of `output`'s streams and in no file under `home` (the run's
     /// PLUMB_HOME: journal, report, patch, checks), and the outside folder is as it was.
     pub fn assert_untouched(&self, home: &Path, output: &Output) {
@@ -116,4 +124,56 @@ pub fn repo_with(files: &[(&str, &str)], links: &[(&str, &Path)]) -> tempfile::T
     plumb_test_support::git(dir.path(), &["add", "-A"]);
     plumb_test_support::git(dir.path(), &["commit", "-q", "-m", "fixture"]);
     dir
+}
+
+/// `plumb fix` on `repo` (its BILL-412 ticket) with a script of `turns` and `extra` flags, with a
+/// private PLUMB_HOME at `home`; killed and failed after `secs` seconds, so a harness that hangs
+/// fails the test instead of hanging the suite.
+pub fn fix_within(
+    secs: u64,
+    repo: &Path,
+    home: &Path,
+    script: plumb_test_support::Script,
+    extra: &[&str],
+) -> Output {
+    let path = home.join("attack-script.jsonl");
+    script.write(&path);
+    let model = format!("script:{}", path.display());
+    let repo_arg = repo.display().to_string();
+    let ticket = repo.join("BILL-412.md").display().to_string();
+    let mut child = crate::suite::common::plumb_command(home)
+        .args([
+            "fix", "--repo", &repo_arg, "--ticket", &ticket, "--model", &model, "--json",
+        ])
+        .args(extra)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let started = std::time::Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if started.elapsed() > std::time::Duration::from_secs(secs) {
+            let _ = child.kill();
+            let output = child.wait_with_output().unwrap();
+            panic!(
+                "plumb hung: still running after {secs} s\nstderr: {}",
+                String::from_utf8_lossy(&output.stderr)
+            );
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    child.wait_with_output().unwrap()
+}
+
+/// The full output of every tool call named `tool` in the run's journal, in order.
+pub fn tool_outputs(report: &plumb_protocol::FinalReport, tool: &str) -> Vec<String> {
+    crate::suite::common::journal_events(report)
+        .into_iter()
+        .filter_map(|event| match event {
+            plumb_protocol::Event::ToolFinished { name, output, .. } if name == tool => {
+                Some(output)
+            }
+            _ => None,
+        })
+        .collect()
 }
