@@ -82,9 +82,14 @@ fn notes_in_a_linked_folder_are_not_sent() {
 fn code_up_front_and_the_repo_map_leave_out_a_linked_source_file() {
     let mut outside = Outside::new();
     let token = outside.token().to_owned();
+    // The ticket's own words, more often than any real file has them (the helper counts up to
+    // five of each), so the linked file would be the one shown.
+    let ticket =
+        std::fs::read_to_string(plumb_test_support::billing_example().join("BILL-412.md")).unwrap();
+    let comments: String = ticket.lines().map(|line| format!("# {line}\n")).collect();
     let source = format!(
-        "# {TICKET_WORDS} {TICKET_WORDS}\ndef leaked_{}():\n    return '{token}'\n",
-        token.replace('-', "_")
+        "{}def leaked_gst_discount():\n    return '{token}'\n",
+        comments.repeat(6)
     );
     let target = outside.add("gst_discount_invoice_totals.py", &source);
     let repo = repo_with(
@@ -108,15 +113,16 @@ fn code_up_front_and_the_repo_map_leave_out_a_linked_source_file() {
         &["--sandbox", "none", "-c", "helpers.code_up_front=true"],
     );
     let report = report(&output);
-    let sent = requests(&report);
+    outside.assert_untouched(home.path(), &output);
     assert!(
-        sent.contains("billing/invoice_totals.py"),
+        requests(&report).contains("billing/invoice_totals.py: lines"),
         "the code up front is not the real source file"
     );
-    outside.assert_untouched(home.path(), &output);
     assert_eq!(tool_outputs(&report, "list_files").len(), 1);
 }
 
+/// These refusals held before issue 20 (the tools resolved paths already); kept beside the new
+/// cases so a change to the reader cannot lose them.
 #[test]
 fn every_reading_tool_refuses_a_committed_link_out() {
     let mut outside = Outside::new();
