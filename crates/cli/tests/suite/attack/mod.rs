@@ -8,4 +8,4 @@
 //! Each module is one class of attack.
 
 mod prompt_links;
-mod support;
+pub(crate) mod support;
