@@ -5,6 +5,7 @@
 
 mod budgets;
 mod doctor;
+mod fix_flags;
 mod infra;
 mod run_tool;
 mod scope;
