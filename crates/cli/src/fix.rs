@@ -1,6 +1,6 @@
 //! `plumb fix`: check the inputs, build the run, print progress, print the result.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use plumb_protocol::{CheckStatus, FinalReport, SandboxKind, Usage, thousands};
 
@@ -10,6 +10,11 @@ use crate::{Failure, launch, setup};
 pub(crate) async fn run(args: FixArgs, overrides: &[String]) -> Result<i32, Failure> {
     let repo = local_repo(&args.repo)?;
     let ticket = read_ticket(&args)?;
+    for (flag, path) in [("--out", &args.out), ("--journal", &args.journal)] {
+        if let Some(path) = path {
+            check_output_path(flag, path)?;
+        }
+    }
     let mut overrides = overrides.to_vec();
     if let Some(n) = args.max_rounds {
         overrides.push(format!("limits.max_rounds={n}"));
@@ -41,18 +46,54 @@ pub(crate) async fn run(args: FixArgs, overrides: &[String]) -> Result<i32, Fail
         expect_base_tree: None,
     };
     let report = launch::run(task, config).await?;
-    if let Some(out) = &args.out
-        && !report.patch.is_empty()
-    {
-        std::fs::write(out, &report.patch).map_err(|err| {
-            Failure::infra(format!(
-                "could not write the patch to {}: {err}",
-                out.display()
-            ))
-        })?;
-    }
+    let unwritten = match &args.out {
+        Some(out) if !report.patch.is_empty() => write_patch(out, &report.patch).err(),
+        _ => None,
+    };
+    // The report comes first either way: a verified patch is never lost to a failed write.
     print_report(&report, args.json);
-    Ok(report.outcome.exit_code())
+    match unwritten {
+        Some(failure) => Err(failure),
+        None => Ok(report.outcome.exit_code()),
+    }
+}
+
+/// A file that `--out` or `--journal` names, checked before the run so that no run is lost to a
+/// path that cannot be written: it must not be a folder, nor lie under a file. Folders that do not
+/// exist yet are made when the file is written.
+fn check_output_path(flag: &str, path: &Path) -> Result<(), Failure> {
+    if path.is_dir() {
+        return Err(Failure::bad_input(format!(
+            "{flag} {} is a folder; pass the path of a file to write in it",
+            path.display()
+        )));
+    }
+    let nearest = path
+        .ancestors()
+        .skip(1)
+        .find(|ancestor| !ancestor.as_os_str().is_empty() && ancestor.exists());
+    match nearest {
+        Some(ancestor) if !ancestor.is_dir() => Err(Failure::bad_input(format!(
+            "{flag} {} cannot be written: {} is a file, not a folder; pass a path inside a folder",
+            path.display(),
+            ancestor.display()
+        ))),
+        _ => Ok(()),
+    }
+}
+
+/// Writes the verified patch to `out`, making its folder first (as the journal's is made).
+fn write_patch(out: &Path, patch: &str) -> Result<(), Failure> {
+    let failed = |err: std::io::Error| {
+        Failure::infra(format!(
+            "could not write the patch to {}: {err}; the patch is in the report printed above",
+            out.display()
+        ))
+    };
+    if let Some(parent) = out.parent().filter(|p| !p.as_os_str().is_empty()) {
+        std::fs::create_dir_all(parent).map_err(failed)?;
+    }
+    std::fs::write(out, patch).map_err(failed)
 }
 
 /// The repository folder, or a sentence saying what is wrong with the path.

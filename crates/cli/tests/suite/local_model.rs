@@ -20,17 +20,11 @@ const TOOLS: [&str; 8] = [
     "done",
 ];
 
+/// Where plumb itself looks for the 0.5B model (`$PLUMB_MODELS_DIR`, else the XDG cache), so the
+/// test reads the file the run will load.
 fn model_file() -> std::path::PathBuf {
-    let dir = std::env::var_os("PLUMB_MODELS_DIR")
-        .map(std::path::PathBuf::from)
-        .or_else(|| {
-            std::env::var_os("XDG_CACHE_HOME")
-                .map(|d| std::path::PathBuf::from(d).join("plumb/models"))
-        })
-        .unwrap_or_else(|| {
-            std::path::PathBuf::from(std::env::var("HOME").unwrap()).join(".cache/plumb/models")
-        });
-    dir.join("qwen2.5-coder-0.5b-instruct-q4_k_m.gguf")
+    let model = plumb_model::catalog::local_model(Some("0.5b")).unwrap();
+    plumb_model::catalog::models_dir().join(model.file_name)
 }
 
 #[test]

@@ -1,7 +1,8 @@
 //! End-to-end: spawn `plumb-llm` on the real 0.5B model and drive the JSON Lines protocol.
 //!
-//! The model path comes from `PLUMB_LOCAL_MODEL_05B` (default: plumb's model cache). A missing model fails the
-//! test with the command that fetches it; it is never skipped.
+//! The model is found where plumb looks for it (`plumb_model::catalog::models_dir`: `$PLUMB_MODELS_DIR`, else
+//! the XDG cache of the user running the tests), never at a fixed path. A missing model fails the test with the
+//! command that fetches it; it is never skipped.
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::PathBuf;
@@ -17,17 +18,15 @@ const BIN: &str = env!("CARGO_BIN_EXE_plumb-llm");
 const REPLY_TIMEOUT: Duration = Duration::from_secs(300);
 
 fn model_path() -> PathBuf {
-    let path = std::env::var_os("PLUMB_LOCAL_MODEL_05B").map_or_else(
-        || PathBuf::from("/root/.cache/plumb/models/qwen2.5-coder-0.5b-instruct-q4_k_m.gguf"),
-        PathBuf::from,
-    );
-    assert!(
-        path.is_file(),
-        "the local model {} is missing: run `plumb models fetch 0.5b` (or set PLUMB_LOCAL_MODEL_05B to a \
-         Qwen2.5-Coder 0.5B Instruct GGUF file)",
-        path.display()
-    );
-    path
+    let model = plumb_model::catalog::local_model(Some("0.5b")).expect("0.5b is in the catalog");
+    let dir = plumb_model::catalog::models_dir();
+    plumb_model::catalog::installed_path_in(&dir, model).unwrap_or_else(|| {
+        panic!(
+            "the local model {} is missing (or not whole): run `plumb models fetch 0.5b` \
+             (scripts/setup-test-deps.sh --tests does), or set PLUMB_MODELS_DIR to the folder that holds it",
+            dir.join(model.file_name).display()
+        )
+    })
 }
 
 /// A running `plumb-llm`, killed on drop.

@@ -10,4 +10,4 @@
 mod deadline;
 mod prompt_links;
 mod special_files;
-mod support;
+pub(crate) mod support;

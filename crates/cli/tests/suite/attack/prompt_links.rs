@@ -8,9 +8,6 @@ use serde_json::json;
 use super::support::{Outside, fix_within, repo_with, tool_outputs};
 use crate::suite::common::{journal_events, report};
 
-/// Words of the BILL-412 ticket, so the code-up-front helper would pick a file holding them.
-const TICKET_WORDS: &str = "GST discount invoice totals price charged discounted customer";
-
 fn done() -> Script {
     Script::new().tool("done", json!({"summary": "nothing"}))
 }
