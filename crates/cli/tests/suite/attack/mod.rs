@@ -8,4 +8,5 @@
 //! Each module is one class of attack.
 
 mod prompt_links;
+mod repo_settings;
 mod support;
