@@ -56,6 +56,8 @@ impl Run {
             reason: ending.reason,
             workspace: self.spec.run_dir.display().to_string(),
             attempt_ref,
+            settings: self.spec.settings.settings.clone(),
+            ignored_settings: self.spec.settings.ignored.clone(),
         };
         self.write_artifacts(&report);
         self.emit(Event::RunFinished {

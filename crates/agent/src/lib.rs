@@ -71,6 +71,9 @@ pub struct RunSpec {
     /// The task's own fail-to-pass tests (SWE-bench's FAIL_TO_PASS); empty means: the new and
     /// changed test files.
     pub fail_to_pass: Vec<String>,
+    /// Where each setting of `config` came from, and the repository settings left out (each
+    /// becomes a warning at the start of the run; both go into the report).
+    pub settings: plumb_protocol::Provenance,
 }
 
 /// Why a run could not start. The message says what to change.

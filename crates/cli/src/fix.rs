@@ -2,6 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
+use plumb_config::FlagSetting;
 use plumb_protocol::{CheckStatus, FinalReport, SandboxKind, Usage, thousands};
 
 use crate::args::{FixArgs, SandboxArg};
@@ -15,21 +16,8 @@ pub(crate) async fn run(args: FixArgs, overrides: &[String]) -> Result<i32, Fail
             check_output_path(flag, path)?;
         }
     }
-    let mut overrides = overrides.to_vec();
-    if let Some(n) = args.max_rounds {
-        overrides.push(format!("limits.max_rounds={n}"));
-    }
-    if let Some(sandbox) = args.sandbox {
-        let name = match sandbox {
-            SandboxArg::Bwrap => "bwrap",
-            SandboxArg::Gvisor => "gvisor",
-            SandboxArg::None => "none",
-        };
-        overrides.push(format!("sandbox=\"{name}\""));
-    }
-    let config = setup::load_config(Some(&repo), overrides)?;
-    let model_text = args.model.clone().unwrap_or_else(|| config.model.clone());
-    let model = setup::connect_model(&model_text, &config)?;
+    let loaded = setup::load_config(Some(&repo), overrides.to_vec(), flag_settings(&args))?;
+    let model = setup::connect_model(&loaded.config.model, &loaded.config)?;
     let test_command = args
         .test_cmd
         .as_deref()
@@ -45,7 +33,7 @@ pub(crate) async fn run(args: FixArgs, overrides: &[String]) -> Result<i32, Fail
         journal_path: args.journal.clone(),
         expect_base_tree: None,
     };
-    let report = launch::run(task, config).await?;
+    let report = launch::run(task, loaded.config, loaded.provenance).await?;
     let unwritten = match &args.out {
         Some(out) if !report.patch.is_empty() => write_patch(out, &report.patch).err(),
         _ => None,
@@ -94,6 +82,33 @@ fn write_patch(out: &Path, patch: &str) -> Result<(), Failure> {
         std::fs::create_dir_all(parent).map_err(failed)?;
     }
     std::fs::write(out, patch).map_err(failed)
+}
+
+/// The flags that are settings, so each setting's source can name its flag.
+fn flag_settings(args: &FixArgs) -> Vec<FlagSetting> {
+    let mut flags = Vec::new();
+    if let Some(n) = args.max_rounds {
+        flags.push(FlagSetting::integer(
+            "--max-rounds",
+            "limits.max_rounds",
+            i64::from(n),
+        ));
+    }
+    if let Some(sandbox) = args.sandbox {
+        let name = match sandbox {
+            SandboxArg::Bwrap => "bwrap",
+            SandboxArg::Gvisor => "gvisor",
+            SandboxArg::None => "none",
+        };
+        flags.push(FlagSetting::text("--sandbox", "sandbox", name));
+    }
+    if let Some(command) = &args.test_cmd {
+        flags.push(FlagSetting::text("--test-cmd", "test_command", command));
+    }
+    if let Some(model) = &args.model {
+        flags.push(FlagSetting::text("--model", "model", model));
+    }
+    flags
 }
 
 /// The repository folder, or a sentence saying what is wrong with the path.
@@ -171,7 +186,16 @@ pub(crate) fn print_report(report: &FinalReport, json: bool) {
         eprintln!("  {mark}  {:<10} {}", check.step.as_str(), check.evidence);
     }
     if report.sandbox == SandboxKind::None {
-        eprintln!("  WARNING  commands ran without a sandbox (--sandbox none)");
+        let chosen = report
+            .settings
+            .iter()
+            .find(|s| s.key == "sandbox")
+            .map(|s| format!(" (chosen by {})", s.chosen_by()))
+            .unwrap_or_default();
+        eprintln!("  WARNING  commands ran without a sandbox{chosen}");
+    }
+    for ignored in &report.ignored_settings {
+        eprintln!("  WARNING  {}", ignored.sentence());
     }
     eprintln!(
         "outcome: {} after {} rounds — {}",

@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use plumb_agent::{FinalReport, RunSpec, new_run_id};
 use plumb_config::Config;
 use plumb_model::ModelClient;
+use plumb_protocol::Provenance;
 use plumb_verify::TestCommand;
 use tokio_util::sync::CancellationToken;
 
@@ -23,8 +24,13 @@ pub(crate) struct Task {
     pub expect_base_tree: Option<String>,
 }
 
-/// Runs `task` under `config` with live progress on stderr.
-pub(crate) async fn run(task: Task, config: Config) -> Result<FinalReport, Failure> {
+/// Runs `task` under `config` (whose settings came from where `settings` says) with live
+/// progress on stderr.
+pub(crate) async fn run(
+    task: Task,
+    config: Config,
+    settings: Provenance,
+) -> Result<FinalReport, Failure> {
     let run_id = new_run_id();
     let run_dir = setup::runs_dir(&config)?.join(&run_id);
     std::fs::create_dir_all(&run_dir).map_err(|err| {
@@ -52,6 +58,7 @@ pub(crate) async fn run(task: Task, config: Config) -> Result<FinalReport, Failu
         observer: Some(observer),
         expect_base_tree: task.expect_base_tree,
         fail_to_pass: Vec::new(),
+        settings,
     };
     let result = plumb_agent::run(spec).await;
     // The printer ends when the run drops its sender; wait so progress lines come before the report.

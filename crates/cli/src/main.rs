@@ -3,6 +3,7 @@
 //! Exit codes (DESIGN.md §7): 0 verified patch, 1 no patch (rolled back), 2 bad input, 3 infrastructure.
 
 mod args;
+mod config_show;
 mod doctor;
 mod fix;
 mod launch;
@@ -66,6 +67,7 @@ fn main() {
             Command::Replay(args) => replay::run(args, &cli.config).await,
             Command::Doctor => Ok(doctor::run().await),
             Command::Models(args) => models::run(args, &cli.config).await,
+            Command::Config(args) => config_show::run(args, &cli.config),
         }
     });
     match result {

@@ -36,7 +36,7 @@ struct Listing {
 fn gather(overrides: &[String]) -> Result<Listing, Failure> {
     // The settings as `plumb fix` would see them from here: global, this folder's plumb.toml, -c.
     let here = std::env::current_dir().ok();
-    let config = setup::load_config(here.as_deref(), overrides.to_vec())?;
+    let config = setup::load_config(here.as_deref(), overrides.to_vec(), Vec::new())?.config;
     let models_dir = catalog::models_dir();
     // Prices overridden in plumb.toml replace the built-in ones, here as in `plumb fix`.
     let spec = plumb_model::ModelSpec::parse(&config.model).ok();

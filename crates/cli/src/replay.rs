@@ -3,6 +3,7 @@
 
 use plumb_agent::plan_replay;
 use plumb_model::ScriptModel;
+use plumb_protocol::SettingSource;
 
 use crate::args::ReplayArgs;
 use crate::fix::print_report;
@@ -20,10 +21,30 @@ pub(crate) async fn run(args: ReplayArgs, overrides: &[String]) -> Result<i32, F
     let mut config = plan.config.clone();
     // The run's model decided which helpers were on; the replay's model is a script.
     config.helpers = config.helpers.pinned(plan.meta.model.starts_with("local"));
+    let mut runs_dir_source = None;
     if !overrides.is_empty() {
         // Overrides apply on top of the recorded settings, e.g. to move runs_dir.
-        let recorded = setup::load_config(None, overrides.to_vec())?;
-        config.runs_dir = recorded.runs_dir.or(config.runs_dir);
+        let given = setup::load_config(None, overrides.to_vec(), Vec::new())?;
+        if let Some(dir) = given.config.runs_dir {
+            config.runs_dir = Some(dir);
+            runs_dir_source = given
+                .provenance
+                .setting("runs_dir")
+                .map(|s| s.source.clone());
+        }
+    }
+    // Every setting is the journal's, but a runs_dir given here.
+    let mut settings = plumb_config::provenance_of(
+        &config,
+        SettingSource::Journal {
+            path: args.journal.display().to_string(),
+        },
+    );
+    if let (Some(source), Some(entry)) = (
+        runs_dir_source,
+        settings.settings.iter_mut().find(|s| s.key == "runs_dir"),
+    ) {
+        entry.source = source;
     }
     let test_command = plumb_verify::parse_command(&shell_words::join(&plan.meta.test_command))
         .map_err(|err| Failure::bad_input(format!("the journal's test command: {err}")))?;
@@ -40,7 +61,7 @@ pub(crate) async fn run(args: ReplayArgs, overrides: &[String]) -> Result<i32, F
         journal_path: None,
         expect_base_tree: Some(plan.meta.base_tree.clone()),
     };
-    let report = launch::run(task, config).await?;
+    let report = launch::run(task, config, settings).await?;
     print_report(&report, args.json);
     if report.patch_sha256 == plan.patch_sha256 {
         eprintln!(

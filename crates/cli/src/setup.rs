@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use plumb_config::{Config, ConfigSources};
+use plumb_config::{Config, ConfigSources, FlagSetting, Loaded};
 use plumb_model::price::Price;
 use plumb_model::{ConnectOptions, Endpoint, LocalTuning, ModelClient, ModelSpec};
 use plumb_protocol::SandboxKind;
@@ -13,26 +13,29 @@ use plumb_sandbox::Sandbox;
 
 use crate::Failure;
 
-/// Loads global → repository → `-c` settings.
-pub(crate) fn load_config(repo: Option<&Path>, overrides: Vec<String>) -> Result<Config, Failure> {
-    let global = std::env::var_os("XDG_CONFIG_HOME")
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".config")))
-        .map(|dir| dir.join("plumb").join("plumb.toml"));
-    let repo = repo.and_then(|root| {
-        [
-            root.join("plumb.toml"),
-            root.join(".plumb").join("plumb.toml"),
-        ]
-        .into_iter()
-        .find(|p| p.is_file())
-    });
+/// Loads the user's file → `-c` → flags, and the repository's file as far as it only tightens
+/// them; the repository settings left out are in the provenance.
+pub(crate) fn load_config(
+    repo: Option<&Path>,
+    overrides: Vec<String>,
+    flags: Vec<FlagSetting>,
+) -> Result<Loaded, Failure> {
     plumb_config::load(&ConfigSources {
-        global,
-        repo,
+        global: user_settings_file(),
+        repo_dir: repo.map(Path::to_path_buf),
         overrides,
+        flags,
     })
     .map_err(|err| Failure::bad_input(err.to_string()))
+}
+
+/// The user's own settings file: `$XDG_CONFIG_HOME/plumb/plumb.toml`, else
+/// `~/.config/plumb/plumb.toml`.
+pub(crate) fn user_settings_file() -> Option<PathBuf> {
+    std::env::var_os("XDG_CONFIG_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".config")))
+        .map(|dir| dir.join("plumb").join("plumb.toml"))
 }
 
 /// `runs_dir` from the settings, else `$PLUMB_HOME/runs`, else `~/.local/state/plumb/runs`.

@@ -1,21 +1,28 @@
 //! `plumb.toml`: the settings of a run, layered global → repository → `-c key=value` overrides.
 //!
 //! Each layer is a TOML table; layers are merged key by key (a later layer wins, tables merge
-//! recursively), and only the merged table is checked against [`Config`], so a typo in any layer is
-//! an error that names the key and the file it came from.
+//! recursively), and each file and the merged table are checked against [`Config`], so a typo in
+//! any layer is an error that names the key and the file it came from. The repository's file may
+//! only tighten what the user's layers allow (`rules.rs`), and every effective setting knows where
+//! it came from (`provenance.rs`).
 
 mod layers;
 mod models;
+mod provenance;
+mod repo_file;
+mod rules;
 
 use std::path::PathBuf;
 
 use plumb_protocol::SandboxKind;
 use serde::{Deserialize, Serialize};
 
-pub use layers::{ConfigError, ConfigSources, load};
+pub use layers::{ConfigError, ConfigSources, FlagSetting, FlagValue, Loaded, load};
 pub use models::{
     Helpers, HelpersInEffect, Local, ModelService, PriceOverride, Prices, Provider, Providers,
 };
+pub use provenance::provenance_of;
+pub use repo_file::REPO_FILES;
 
 /// The hard ceiling on rounds, whatever the settings say (DESIGN.md §4).
 pub const MAX_ROUNDS_CEILING: u32 = 100;

@@ -34,7 +34,7 @@ pub enum Event {
     RunStarted {
         meta: Box<RunMeta>,
     },
-    /// A loud note that commands run without a sandbox.
+    /// A loud note: commands run without a sandbox, a repository setting was ignored.
     Warning {
         message: String,
     },

@@ -6,6 +6,7 @@ mod events;
 mod messages;
 mod numbers;
 mod report;
+mod settings;
 
 pub use events::{Event, JOURNAL_VERSION, JournalLine, RunMeta};
 pub use messages::{Message, ModelReply, Role, ToolCall, ToolSpec, Usage};
@@ -13,3 +14,4 @@ pub use numbers::thousands;
 pub use report::{
     CheckReport, CheckStatus, CheckStep, FinalReport, Outcome, SandboxKind, TestCounts, Timings,
 };
+pub use settings::{IgnoredSetting, Provenance, Setting, SettingSource};

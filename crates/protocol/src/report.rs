@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::Usage;
+use crate::{IgnoredSetting, Setting, Usage};
 
 /// How a run ended. Only `Success` carries a verified patch; every other outcome rolled the workspace
 /// back to the baseline.
@@ -204,4 +204,11 @@ pub struct FinalReport {
     /// The git ref holding the failed attempt, for a run that did not succeed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub attempt_ref: Option<String>,
+    /// Every effective setting of the run and where it came from (default, the user's file, the
+    /// repository's file, `-c`, a flag).
+    #[serde(default)]
+    pub settings: Vec<Setting>,
+    /// Repository settings left out because they would loosen what the user's settings allow.
+    #[serde(default)]
+    pub ignored_settings: Vec<IgnoredSetting>,
 }

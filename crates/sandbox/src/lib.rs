@@ -55,7 +55,7 @@ pub trait Sandbox: Send + Sync {
     fn kind(&self) -> SandboxKind;
 
     /// A sentence for progress displays and reports, e.g.
-    /// "no sandbox: commands run directly on this machine (--sandbox none)".
+    /// "no sandbox: commands run directly on this machine" (the run says who chose it).
     fn describe(&self) -> String;
 
     /// Runs `cmd` to completion, timeout or cancellation. A command that runs and fails is an

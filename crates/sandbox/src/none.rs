@@ -44,7 +44,7 @@ impl Sandbox for NoSandbox {
     }
 
     fn describe(&self) -> String {
-        "no sandbox: commands run directly on this machine (--sandbox none); only the time \
+        "no sandbox: commands run directly on this machine; only the time \
          limit, the output cap and the file-size limit are enforced — no memory, CPU or \
          process limits, no read-only system, and the network is open"
             .to_owned()

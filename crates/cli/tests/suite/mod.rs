@@ -2,6 +2,7 @@ mod attack;
 mod bad_input;
 mod bill_412;
 mod common;
+mod config_show;
 mod contracts;
 mod escape;
 mod failures;

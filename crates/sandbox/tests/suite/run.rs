@@ -118,7 +118,7 @@ fn none_says_what_it_does_not_enforce() {
 
     let expected = (
         SandboxKind::None,
-        "no sandbox: commands run directly on this machine (--sandbox none); only the time \
+        "no sandbox: commands run directly on this machine; only the time \
          limit, the output cap and the file-size limit are enforced — no memory, CPU or \
          process limits, no read-only system, and the network is open"
             .to_owned(),

@@ -9,5 +9,6 @@
 
 mod deadline;
 mod prompt_links;
+mod repo_settings;
 mod special_files;
 pub(crate) mod support;
