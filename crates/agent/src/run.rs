@@ -14,7 +14,7 @@ use plumb_tools::{
     DONE_TOOL, EDITED_LINES_HEADER, Registry, TestRun, ToolContext, ToolError, run_test_command,
     sandbox_limits,
 };
-use plumb_verify::tamper::TamperKind;
+use plumb_verify::tamper::TamperPolicy;
 use plumb_verify::{TestCommand, TestOutcome, TestResults};
 use plumb_workspace::{CommitId, Tree, Workspace};
 
@@ -135,8 +135,8 @@ pub struct Run {
     pub(crate) flaky: BTreeSet<String>,
     /// Tamper flags of the last `done`, for a person.
     pub(crate) flags: Vec<String>,
-    /// Tamper kinds that block (from `tamper_block`).
-    pub(crate) tamper_block: Vec<TamperKind>,
+    /// Which tamper kinds block (the defaults, `tamper_block`, `tamper_unblock`).
+    pub(crate) tamper_policy: TamperPolicy,
     /// The tests the last `done` targeted, and those of them that failed on the baseline source.
     pub(crate) target_tests: Vec<String>,
     pub(crate) reproduce_failing: Vec<String>,
@@ -218,7 +218,7 @@ impl Run {
                 ))
             })?;
         let last_checkpoint = workspace.baseline().clone();
-        let tamper_block = parse_tamper_block(&spec.config.tamper_block)?;
+        let tamper_policy = crate::static_checks::tamper_policy(&spec.config)?;
         let mut run = Run {
             registry: Registry::builtin(),
             test_command,
@@ -236,7 +236,7 @@ impl Run {
             baseline_results: None,
             flaky: BTreeSet::new(),
             flags: Vec::new(),
-            tamper_block,
+            tamper_policy,
             target_tests: Vec::new(),
             reproduce_failing: Vec::new(),
             done_count: 0,
@@ -1072,19 +1072,6 @@ impl Run {
         }
         self.journal.write(event).await;
     }
-}
-
-fn parse_tamper_block(names: &[String]) -> Result<Vec<TamperKind>, RunError> {
-    names
-        .iter()
-        .map(|name| {
-            serde_json::from_value::<TamperKind>(serde_json::Value::String(name.clone())).map_err(|_| {
-                RunError::BadInput(format!(
-                    "tamper_block in plumb.toml names `{name}`; use test_modified, test_deleted, test_renamed, test_config_changed or skip_marker_added"
-                ))
-            })
-        })
-        .collect()
 }
 
 fn resolve_test_command(spec: &RunSpec, workspace: &Workspace) -> Result<TestCommand, RunError> {

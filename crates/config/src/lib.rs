@@ -47,9 +47,16 @@ pub struct Config {
     pub sandbox_read_only: Vec<PathBuf>,
     pub limits: Limits,
     pub run: RunPolicy,
-    /// Tamper flags that block instead of asking a person to look: any of `test_modified`,
-    /// `test_deleted`, `test_renamed`, `test_config_changed`, `skip_marker_added`.
+    /// Tamper flags that block instead of asking a person to look, on top of the two that block by
+    /// default (`symlink_out_of_tree`, `bidi_control`): any of `test_modified`, `test_deleted`,
+    /// `test_renamed`, `test_config_changed`, `skip_marker_added`, `symlink_out_of_tree`,
+    /// `symlink_in_tree`, `mode_changed`, `executable_added`, `gitlink_changed`,
+    /// `automation_changed`, `build_file_changed`, `bidi_control`, `invisible_character`.
     pub tamper_block: Vec<String>,
+    /// Default-blocked tamper kinds (`symlink_out_of_tree`, `bidi_control`) that only flag instead,
+    /// for a person to review. Loosens a security check, so it belongs in the user's own settings
+    /// or `-c`, never in a repository's `plumb.toml`. A kind `tamper_block` names still blocks.
+    pub tamper_unblock: Vec<String>,
     /// Paths (relative, prefix match by folder) the agent may not edit or create files in.
     pub protected_paths: Vec<String>,
     /// Where runs (workspaces, journals) are kept; default `$PLUMB_HOME/runs` or `~/.local/state/plumb/runs`.
@@ -74,6 +81,7 @@ impl Default for Config {
             limits: Limits::default(),
             run: RunPolicy::default(),
             tamper_block: Vec::new(),
+            tamper_unblock: Vec::new(),
             protected_paths: Vec::new(),
             runs_dir: None,
             providers: Providers::default(),

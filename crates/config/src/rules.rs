@@ -82,6 +82,12 @@ pub(crate) const RULES: &[(&str, Rule)] = &[
     ("limits.repo_map_chars", Rule::AtMost),
     ("run.allowed_commands", Rule::Subset),
     ("tamper_block", Rule::Union),
+    (
+        "tamper_unblock",
+        Rule::Forbidden(
+            "only your own settings or -c can turn a hazard that blocks by default into a flag",
+        ),
+    ),
     ("protected_paths", Rule::Union),
     (
         "runs_dir",

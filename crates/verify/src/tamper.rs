@@ -1,20 +1,37 @@
 //! The tamper scan (DESIGN.md §5, step 2): what in a change could make the tests say "pass"
-//! without the bug being fixed.
+//! without the bug being fixed, and what in the patch is a hazard once it is applied.
 //!
-//! The caller diffs the workspace against the baseline (new files included) and hands each changed
-//! file over as a [`FileChange`] with both texts; [`scan`] then looks, per file, for
-//! 1. an existing test file modified, deleted or renamed (a new test file is fine),
+//! The caller lists the change as git stages it (the patch's own content, never the workspace's
+//! files, which may be links) and hands each changed file over as a [`FileChange`] with both texts
+//! and both [`FileMode`]s; [`scan`] then looks, per file, for
+//! 1. an existing test file modified, deleted or renamed (a new test file is fine, and so are new
+//!    tests only added to an existing one: see `added_tests`, reported by [`tests_added`]),
 //! 2. new or changed test configuration (`conftest.py`, pytest/tox/jest/vitest settings, Cargo test
 //!    targets, `go.mod` replace lines; see `config`),
-//! 3. skip, xfail, ignore or `.only` markers on the lines the change adds (see `markers`).
+//! 3. patch hazards: symbolic links (`links`), mode changes, new executables and gitlinks
+//!    (`modes`), CI and automation files (`automation`), build files (`build_files`), and
+//!    bidirectional or invisible characters in file names and added lines (`hidden`),
+//! 4. skip, xfail, ignore or `.only` markers on the lines the change adds (see `markers`).
 //!
 //! Every finding is a [`TamperFlag`] for a person to look at; [`TamperPolicy`] (from `plumb.toml`)
-//! says which kinds also block. Nothing here reads files or runs git.
+//! says which kinds also block (`kinds`). Details never carry a raw control character: paths and
+//! link targets are shown with such characters spelled out (`<U+202E>`). Nothing here reads files
+//! or runs git.
 
+mod added_tests;
+mod automation;
+mod build_files;
 mod config;
+mod hidden;
+mod kinds;
+mod links;
 mod markers;
+mod modes;
 
 use serde::{Deserialize, Serialize};
+
+pub use added_tests::TestsAdded;
+pub use kinds::{TamperKind, TamperPolicy};
 
 /// How a file changed between the baseline and the current tree.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -29,38 +46,47 @@ pub enum ChangeStatus {
     },
 }
 
-/// One changed file: its path relative to the repository root (with `/`), and its text at the
-/// baseline (`before`, for a rename the text at the old name) and now (`after`). A text is `None`
-/// where the file does not exist on that side, or is binary.
+/// What git stores at a path: its mode (`100644`, `100755`, `120000`, `160000`) and, for a link,
+/// the target it names.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum FileMode {
+    Regular,
+    Executable,
+    Symlink {
+        target: String,
+    },
+    /// A commit of another repository (what a submodule or a nested repository is staged as).
+    Gitlink,
+}
+
+impl FileMode {
+    /// Git's octal mode.
+    pub fn octal(&self) -> &'static str {
+        match self {
+            FileMode::Regular => "100644",
+            FileMode::Executable => "100755",
+            FileMode::Symlink { .. } => "120000",
+            FileMode::Gitlink => "160000",
+        }
+    }
+}
+
+/// One changed file: its path relative to the repository root (with `/`), its text at the
+/// baseline (`before`, for a rename the text at the old name) and in the patch (`after`), and its
+/// modes on both sides. A text is `None` where the file does not exist on that side, is binary,
+/// or is not a regular file (a link's target is in its mode). A mode is `None` where the file
+/// does not exist on that side (or the caller did not say: no mode rule applies then).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FileChange {
     pub status: ChangeStatus,
     pub path: String,
     pub before: Option<String>,
     pub after: Option<String>,
-}
-
-/// What kind of tampering a flag is about; the names in `plumb.toml` are the snake_case ones.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum TamperKind {
-    TestModified,
-    TestDeleted,
-    TestRenamed,
-    TestConfigChanged,
-    SkipMarkerAdded,
-}
-
-impl TamperKind {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            TamperKind::TestModified => "test_modified",
-            TamperKind::TestDeleted => "test_deleted",
-            TamperKind::TestRenamed => "test_renamed",
-            TamperKind::TestConfigChanged => "test_config_changed",
-            TamperKind::SkipMarkerAdded => "skip_marker_added",
-        }
-    }
+    #[serde(default)]
+    pub before_mode: Option<FileMode>,
+    #[serde(default)]
+    pub after_mode: Option<FileMode>,
 }
 
 /// One finding of the scan. `detail` is one sentence, starting with the path (and line), written
@@ -73,32 +99,31 @@ pub struct TamperFlag {
     pub detail: String,
 }
 
-/// Which kinds of flag stop the run instead of only asking for attention (`[verify.tamper]` in
-/// `plumb.toml`, e.g. `block = ["test_deleted", "skip_marker_added"]`). The default blocks nothing.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct TamperPolicy {
-    pub block: Vec<TamperKind>,
-}
-
-impl TamperPolicy {
-    /// The flags this policy turns into failures, in the order given.
-    pub fn blocking<'a>(&self, flags: &'a [TamperFlag]) -> Vec<&'a TamperFlag> {
-        flags
-            .iter()
-            .filter(|flag| self.block.contains(&flag.kind))
-            .collect()
-    }
-}
-
 /// Scans every change; the flags come in the order of `changes`, and per file the file-level flags
-/// first, then the markers by line.
+/// first (tests, test settings, links, modes, automation and build files, the file name), then
+/// the added lines' (markers, then hidden characters) by line.
 pub fn scan(changes: &[FileChange]) -> Vec<TamperFlag> {
     let mut flags = Vec::new();
     for change in changes {
         scan_change(change, &mut flags);
     }
     flags
+}
+
+/// The existing test files the change only added new tests to (which [`scan`] does not flag as
+/// modified), in the order of `changes`.
+pub fn tests_added(changes: &[FileChange]) -> Vec<TestsAdded> {
+    changes
+        .iter()
+        .filter(|change| change.status == ChangeStatus::Modified && is_test_file(&change.path))
+        .filter_map(|change| {
+            added_tests::only_added(
+                &change.path,
+                change.before.as_deref()?,
+                change.after.as_deref()?,
+            )
+        })
+        .collect()
 }
 
 fn scan_change(change: &FileChange, flags: &mut Vec<TamperFlag>) {
@@ -109,7 +134,14 @@ fn scan_change(change: &FileChange, flags: &mut Vec<TamperFlag>) {
     match &change.status {
         ChangeStatus::Added => flags.extend(config::check(path, None, after)),
         ChangeStatus::Modified => {
-            if is_test_file(path) && (before.is_none() || before != after) {
+            let edited = match (before, after) {
+                (Some(before), Some(after)) => {
+                    before != after && added_tests::only_added(path, before, after).is_none()
+                }
+                // A text replaced by a link or a binary, or the other way round.
+                (before, after) => before != after || before.is_none(),
+            };
+            if is_test_file(path) && edited {
                 flags.push(file_flag(
                     TamperKind::TestModified,
                     path,
@@ -130,7 +162,10 @@ fn scan_change(change: &FileChange, flags: &mut Vec<TamperFlag>) {
         }
         ChangeStatus::Renamed { from } => {
             if is_test_file(from) {
-                let what = format!("an existing test file was renamed from {from}");
+                let what = format!(
+                    "an existing test file was renamed from {}",
+                    hidden::shown(from)
+                );
                 flags.push(file_flag(TamperKind::TestRenamed, path, &what));
             }
             // The settings left the old place and arrived at the new one, which may apply to
@@ -139,12 +174,18 @@ fn scan_change(change: &FileChange, flags: &mut Vec<TamperFlag>) {
             flags.extend(config::check(path, None, after));
         }
     }
+    flags.extend(links::check(change));
+    flags.extend(modes::check(change));
+    flags.extend(automation::check(change));
+    flags.extend(build_files::check(change));
+    flags.extend(hidden::in_path(change));
 
     if let Some(after) = after
         && markers::scanned(path, is_test_file(path))
     {
         flags.extend(markers::added(path, before, after));
     }
+    flags.extend(hidden::in_added_lines(change));
 }
 
 fn file_flag(kind: TamperKind, path: &str, what: &str) -> TamperFlag {
@@ -152,7 +193,17 @@ fn file_flag(kind: TamperKind, path: &str, what: &str) -> TamperFlag {
         kind,
         path: path.to_string(),
         line: None,
-        detail: format!("{path}: {what}"),
+        detail: format!("{}: {what}", hidden::shown(path)),
+    }
+}
+
+/// The verb for a whole-file change: "added", "deleted", "changed" or "renamed from …".
+fn change_verb(change: &FileChange) -> String {
+    match &change.status {
+        ChangeStatus::Added => "added".to_string(),
+        ChangeStatus::Modified => "changed".to_string(),
+        ChangeStatus::Deleted => "deleted".to_string(),
+        ChangeStatus::Renamed { from } => format!("renamed from {}", hidden::shown(from)),
     }
 }
 

@@ -16,7 +16,7 @@ mod workspace;
 
 pub use confine::{MAX_LINKS, is_hidden_char};
 pub use copy::PLUMBIGNORE;
-pub use diff::{ChangeKind, ChangedFile, Patch, sha256_hex};
+pub use diff::{ChangeKind, ChangedFile, Entry, EntryMode, ObjectId, Patch, sha256_hex};
 pub use error::{ConfineError, WorkspaceError};
 pub use ids::{CommitId, MAX_LABEL_CHARS, MAX_REF_NAME_CHARS, sanitize_label, sanitize_ref_name};
 pub use reader::{EntryKind, ReadError, SpecialKind, Tree};

@@ -20,7 +20,7 @@ use std::path::{Component, Path, PathBuf};
 
 use crate::confine;
 use crate::copy::copy_tree;
-use crate::diff::{self, ChangedFile, Patch};
+use crate::diff::{self, ChangedFile, Entry, EntryMode, Patch};
 use crate::error::{ConfineError, WorkspaceError};
 use crate::git::{Git, GitFailure, MAX_STDOUT};
 use crate::ids::{self, CommitId, sanitize_label, sanitize_ref_name};
@@ -319,7 +319,7 @@ impl Workspace {
         if !binary.is_empty() {
             return Err(WorkspaceError::BinaryChange { paths: binary });
         }
-        let files = self.name_status()?;
+        let files = self.raw_listing()?;
         let out = self
             .git
             .run_capped(&[
@@ -349,7 +349,7 @@ impl Workspace {
     /// [`Workspace::patch`].
     pub fn changed_files(&self) -> Result<Vec<ChangedFile>, WorkspaceError> {
         self.stage()?;
-        self.name_status()
+        self.raw_listing()
     }
 
     /// The text of `rel` (a workspace-relative path as `changed_files` gives it) in the baseline, or
@@ -373,6 +373,27 @@ impl Workspace {
         let blob = parse_commit(&blob, "ls-tree")?;
         let out = self.git.run(&["cat-file", "blob", blob.as_str()])?;
         Ok(String::from_utf8(out.stdout).ok())
+    }
+
+    /// The content of one side of a changed file as the shadow git stores it, or `None` when it is not
+    /// UTF-8 text, is a gitlink (another repository's commit), or is larger than one git call may print.
+    /// For a link it is the target, always (bytes that are not UTF-8 replaced, which keeps every `/` and
+    /// `.`). This is what the patch carries, never the file in the copy.
+    pub fn blob_text(&self, entry: &Entry) -> Result<Option<String>, WorkspaceError> {
+        if entry.mode == EntryMode::Gitlink {
+            return Ok(None);
+        }
+        match self
+            .git
+            .run_capped(&["cat-file", "blob", entry.id.as_str()])
+        {
+            Ok(out) if entry.mode == EntryMode::Symlink => {
+                Ok(Some(String::from_utf8_lossy(&out.stdout).into_owned()))
+            }
+            Ok(out) => Ok(String::from_utf8(out.stdout).ok()),
+            Err(GitFailure::TooLarge { .. }) => Ok(None),
+            Err(GitFailure::Other(err)) => Err(err),
+        }
     }
 
     /// The checkpoints from HEAD back to the baseline, newest first.
@@ -414,18 +435,19 @@ impl Workspace {
         self.git.run(&["add", "--all"]).map(drop)
     }
 
-    fn name_status(&self) -> Result<Vec<ChangedFile>, WorkspaceError> {
+    fn raw_listing(&self) -> Result<Vec<ChangedFile>, WorkspaceError> {
         let out = self.git.run(&[
             "diff",
             "--cached",
             "-M",
-            "--name-status",
+            "--raw",
+            "--no-abbrev",
             "-z",
             "--no-ext-diff",
             self.baseline.as_str(),
             "--",
         ])?;
-        diff::parse_name_status(&out.stdout).ok_or_else(|| unexpected("diff --name-status"))
+        diff::parse_raw(&out.stdout).ok_or_else(|| unexpected("diff --raw"))
     }
 
     /// Refuses ids the shadow repository does not hold (or that are not commits) as bad input.

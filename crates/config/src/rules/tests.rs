@@ -226,6 +226,7 @@ fn every_key_set() -> Config {
         },
         run: RunPolicy { allowed_commands },
         tamper_block: vec!["test_modified".into()],
+        tamper_unblock: vec!["bidi_control".into()],
         protected_paths: vec!["migrations/".into()],
         runs_dir: Some(PathBuf::from("/tmp/runs")),
         providers: Providers {

@@ -39,12 +39,12 @@ pub(super) fn check(path: &str, before: Option<&str>, after: Option<&str>) -> Op
         kind: TamperKind::TestConfigChanged,
         path: path.to_string(),
         line: None,
-        detail: format!("{path}: {what}"),
+        detail: format!("{}: {what}", super::hidden::shown(path)),
     })
 }
 
 /// "added", "deleted" or "changed"; `None` when the text is the same.
-fn whole_file(before: Option<&str>, after: Option<&str>) -> Option<&'static str> {
+pub(super) fn whole_file(before: Option<&str>, after: Option<&str>) -> Option<&'static str> {
     match (before, after) {
         (None, Some(_)) => Some("added"),
         (Some(_), None) => Some("deleted"),
@@ -106,7 +106,7 @@ fn conftest(before: Option<&str>, after: Option<&str>) -> Option<String> {
 
 /// Compares the test part of a file on both sides: `part` turns a text into a comparable value
 /// (`Err` when it does not parse; `Ok(None)` when the part is absent).
-fn compare_part<T: PartialEq>(
+pub(super) fn compare_part<T: PartialEq>(
     before: Option<&str>,
     after: Option<&str>,
     part: impl Fn(&str) -> Result<Option<T>, ()>,
@@ -128,7 +128,7 @@ fn compare_part<T: PartialEq>(
     }
 }
 
-fn parse_toml(text: &str) -> Result<toml::Table, ()> {
+pub(super) fn parse_toml(text: &str) -> Result<toml::Table, ()> {
     text.parse::<toml::Table>().map_err(|_| ())
 }
 

@@ -106,7 +106,7 @@ pub(super) fn added(path: &str, before: Option<&str>, after: &str) -> Vec<Tamper
 }
 
 /// The lines of `after` that `before` does not have, with their 1-based numbers.
-fn added_lines<'a>(before: Option<&str>, after: &'a str) -> Vec<(usize, &'a str)> {
+pub(super) fn added_lines<'a>(before: Option<&str>, after: &'a str) -> Vec<(usize, &'a str)> {
     let mut remaining: HashMap<&str, usize> = HashMap::new();
     for line in before.unwrap_or_default().lines() {
         *remaining.entry(line.trim()).or_default() += 1;

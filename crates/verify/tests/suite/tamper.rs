@@ -2,7 +2,8 @@
 //! with a change it must flag and one it must leave alone.
 
 use plumb_verify::tamper::{
-    ChangeStatus, FileChange, TamperFlag, TamperKind, TamperPolicy, is_test_file, scan,
+    ChangeStatus, FileChange, FileMode, TamperFlag, TamperKind, TamperPolicy, TestsAdded,
+    is_test_file, scan, tests_added,
 };
 use pretty_assertions::assert_eq;
 
@@ -12,6 +13,8 @@ fn added(path: &str, after: &str) -> FileChange {
         path: path.into(),
         before: None,
         after: Some(after.into()),
+        before_mode: None,
+        after_mode: Some(FileMode::Regular),
     }
 }
 
@@ -21,6 +24,8 @@ fn modified(path: &str, before: &str, after: &str) -> FileChange {
         path: path.into(),
         before: Some(before.into()),
         after: Some(after.into()),
+        before_mode: Some(FileMode::Regular),
+        after_mode: Some(FileMode::Regular),
     }
 }
 
@@ -30,6 +35,8 @@ fn deleted(path: &str, before: &str) -> FileChange {
         path: path.into(),
         before: Some(before.into()),
         after: None,
+        before_mode: Some(FileMode::Regular),
+        after_mode: None,
     }
 }
 
@@ -39,6 +46,8 @@ fn renamed(from: &str, to: &str, text: &str) -> FileChange {
         path: to.into(),
         before: Some(text.into()),
         after: Some(text.into()),
+        before_mode: Some(FileMode::Regular),
+        after_mode: Some(FileMode::Regular),
     }
 }
 
@@ -478,6 +487,13 @@ fn package_json_is_flagged_only_when_jest_or_the_test_script_changes() {
             "web/package.json",
             "web/package.json: the jest settings or the test script were changed",
         ),
+        // Not test configuration, but a new script is a build file change.
+        flag(
+            TamperKind::BuildFileChanged,
+            "app/package.json",
+            None,
+            "app/package.json: the npm scripts (other than test) or bin entries, which npm runs on install and on request, were changed",
+        ),
     ];
     assert_eq!(actual, expected);
 }
@@ -716,4 +732,111 @@ fn the_policy_rejects_unknown_kinds_and_keys() {
     .map(|text| toml::from_str::<TamperPolicy>(text).is_ok())
     .collect();
     assert_eq!(actual, vec![true, false, false]);
+}
+
+#[test]
+fn a_patch_with_hazards_is_flagged_per_file_and_new_tests_are_only_added() {
+    let appended = format!("{INVOICE_TEST}\n\ndef test_gst_on_zero():\n    assert gst(0) == 0\n");
+    let link = |path: &str, before: Option<FileMode>, target: &str| FileChange {
+        status: if before.is_some() {
+            ChangeStatus::Modified
+        } else {
+            ChangeStatus::Added
+        },
+        path: path.into(),
+        before: before.as_ref().map(|_| "notes\n".to_string()),
+        after: None,
+        before_mode: before,
+        after_mode: Some(FileMode::Symlink {
+            target: target.into(),
+        }),
+    };
+    let mut script = added("scripts/release.sh", "#!/bin/sh\necho release\n");
+    script.after_mode = Some(FileMode::Executable);
+    let changes = [
+        modified(
+            "invoice.py",
+            "def gst(amount):\n    return 0\n",
+            &format!("{FIX}# \u{202e}tax-free\u{202c}\n"),
+        ),
+        modified("tests/test_invoice_totals.py", INVOICE_TEST, &appended),
+        link("AGENTS.md", Some(FileMode::Regular), "/etc/passwd"),
+        link("docs/latest.md", None, "../README.md"),
+        added(".github/workflows/x.yml", "on: push\n"),
+        script,
+    ];
+
+    let actual = (scan(&changes), tests_added(&changes));
+
+    let expected = (
+        vec![
+            flag(
+                TamperKind::BidiControl,
+                "invoice.py",
+                Some(3),
+                "invoice.py line 3: the added line holds U+202E (right-to-left override) and U+202C (pop directional formatting)",
+            ),
+            flag(
+                TamperKind::SymlinkOutOfTree,
+                "AGENTS.md",
+                None,
+                "AGENTS.md: a file replaced by a symbolic link to /etc/passwd, which leads out of the project",
+            ),
+            flag(
+                TamperKind::AutomationChanged,
+                "AGENTS.md",
+                None,
+                "AGENTS.md: a coding-agent instructions file (the next agent reads it) was changed",
+            ),
+            flag(
+                TamperKind::SymlinkInTree,
+                "docs/latest.md",
+                None,
+                "docs/latest.md: a new symbolic link to ../README.md (inside the project: README.md)",
+            ),
+            flag(
+                TamperKind::AutomationChanged,
+                ".github/workflows/x.yml",
+                None,
+                ".github/workflows/x.yml: a GitHub CI workflow or repository setting was added",
+            ),
+            flag(
+                TamperKind::ExecutableAdded,
+                "scripts/release.sh",
+                None,
+                "scripts/release.sh: a new executable file (mode 100755)",
+            ),
+        ],
+        vec![TestsAdded {
+            path: "tests/test_invoice_totals.py".into(),
+            lines: 2,
+        }],
+    );
+    assert_eq!(actual, expected);
+}
+
+#[test]
+fn the_policy_blocks_the_defaults_plus_block_minus_unblock() {
+    let flags = [
+        flag(TamperKind::SymlinkOutOfTree, "a", None, "a"),
+        flag(TamperKind::BidiControl, "b", None, "b"),
+        flag(TamperKind::AutomationChanged, "c", None, "c"),
+    ];
+    let policies = [
+        "",
+        "unblock = [\"symlink_out_of_tree\"]",
+        "block = [\"automation_changed\"]\nunblock = [\"bidi_control\", \"symlink_out_of_tree\"]",
+    ];
+    let actual: Vec<Vec<&str>> = policies
+        .iter()
+        .map(|text| {
+            let policy: TamperPolicy = toml::from_str(text).unwrap();
+            policy
+                .blocking(&flags)
+                .into_iter()
+                .map(|flag| flag.path.as_str())
+                .collect()
+        })
+        .collect();
+    assert_eq!(actual, vec![vec!["a", "b"], vec!["b"], vec!["c"]]);
 }

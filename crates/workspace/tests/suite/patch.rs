@@ -6,7 +6,7 @@ use std::path::Path;
 use pretty_assertions::assert_eq;
 use tempfile::TempDir;
 
-use plumb_workspace::{ChangeKind, ChangedFile, Workspace, WorkspaceError, sha256_hex};
+use plumb_workspace::{ChangeKind, Entry, EntryMode, Workspace, WorkspaceError, sha256_hex};
 
 use super::{git, listing, plain_source, write, write_bytes};
 
@@ -65,37 +65,27 @@ fn patch_with_new_deleted_and_renamed_files_applies_onto_the_source() {
     let patch_file = tmp.path().join("change.patch").display().to_string();
     git(&target, &["apply", "--check", &patch_file]);
     git(&target, &["apply", &patch_file]);
-    let actual = (listing(&target), patch.files.clone(), patch.sha256.clone());
+    let files: Vec<(ChangeKind, String)> = patch
+        .files
+        .iter()
+        .map(|file| (file.status.clone(), file.path.clone()))
+        .collect();
+    let actual = (listing(&target), files, patch.sha256.clone());
 
     let expected = (
         listing(ws.root()),
         vec![
-            ChangedFile {
-                status: ChangeKind::Modified,
-                path: "a.py".into(),
-            },
-            ChangedFile {
-                status: ChangeKind::Deleted,
-                path: "b.py".into(),
-            },
-            ChangedFile {
-                status: ChangeKind::Added,
-                path: "empty.txt".into(),
-            },
-            ChangedFile {
-                status: ChangeKind::Renamed {
+            (ChangeKind::Modified, "a.py".to_string()),
+            (ChangeKind::Deleted, "b.py".to_string()),
+            (ChangeKind::Added, "empty.txt".to_string()),
+            (
+                ChangeKind::Renamed {
                     from: "pkg/d.py".into(),
                 },
-                path: "moved/d.py".into(),
-            },
-            ChangedFile {
-                status: ChangeKind::Modified,
-                path: "pkg/c.py".into(),
-            },
-            ChangedFile {
-                status: ChangeKind::Added,
-                path: "pkg/new.py".into(),
-            },
+                "moved/d.py".to_string(),
+            ),
+            (ChangeKind::Modified, "pkg/c.py".to_string()),
+            (ChangeKind::Added, "pkg/new.py".to_string()),
         ],
         sha256_hex(patch.text.as_bytes()),
     );
@@ -112,6 +102,94 @@ fn changed_files_match_the_patch() {
     let actual = ws.changed_files().unwrap();
 
     let expected = ws.patch().unwrap().files;
+    assert_eq!(actual, expected);
+}
+
+/// One side of a changed file as the listing gives it: its mode and the stored text.
+fn side(ws: &Workspace, entry: Option<&Entry>) -> Option<(EntryMode, Option<String>)> {
+    entry.map(|entry| (entry.mode, ws.blob_text(entry).unwrap()))
+}
+
+#[test]
+fn changed_files_carry_both_modes_and_the_stored_text_never_the_links_target_file() {
+    let tmp = TempDir::new().unwrap();
+    let outside = tmp.path().join("outside.txt");
+    fs::write(&outside, "SECRET\n").unwrap();
+    let src = plain_source(tmp.path());
+    let ws = Workspace::prepare(&src, &tmp.path().join("run")).unwrap();
+    edit(ws.root());
+    // a.py becomes a link out of the tree; a nested repository becomes a gitlink.
+    fs::remove_file(ws.root().join("a.py")).unwrap();
+    super::link(ws.root(), "a.py", &outside);
+    super::link(ws.root(), "docs/readme", "../pkg/new.py");
+    let nested = ws.root().join("vendor/lib");
+    write(&nested, "lib.py", "LIB = 1\n");
+    git(&nested, &["init", "-q"]);
+    git(&nested, &["add", "-A"]);
+    git(&nested, &["commit", "-q", "-m", "lib"]);
+
+    let listed = ws.changed_files().unwrap();
+    let actual: Vec<_> = listed
+        .iter()
+        .map(|file| {
+            (
+                file.status.letter(),
+                file.path.as_str(),
+                side(&ws, file.before.as_ref()),
+                side(&ws, file.after.as_ref()),
+            )
+        })
+        .collect();
+
+    let text = |mode: EntryMode, text: &str| Some((mode, Some(text.to_string())));
+    let link = outside.display().to_string();
+    let expected = vec![
+        (
+            'M',
+            "a.py",
+            text(EntryMode::Regular, "A = 1\n"),
+            text(EntryMode::Symlink, &link),
+        ),
+        ('D', "b.py", text(EntryMode::Regular, "B = 2\n"), None),
+        (
+            'A',
+            "docs/readme",
+            None,
+            text(EntryMode::Symlink, "../pkg/new.py"),
+        ),
+        ('A', "empty.txt", None, text(EntryMode::Regular, "")),
+        (
+            'R',
+            "moved/d.py",
+            text(
+                EntryMode::Regular,
+                &fs::read_to_string(src.join("pkg/d.py")).unwrap(),
+            ),
+            text(
+                EntryMode::Regular,
+                &fs::read_to_string(ws.root().join("moved/d.py")).unwrap(),
+            ),
+        ),
+        (
+            'M',
+            "pkg/c.py",
+            text(
+                EntryMode::Regular,
+                &fs::read_to_string(src.join("pkg/c.py")).unwrap(),
+            ),
+            text(
+                EntryMode::Executable,
+                &fs::read_to_string(src.join("pkg/c.py")).unwrap(),
+            ),
+        ),
+        (
+            'A',
+            "pkg/new.py",
+            None,
+            text(EntryMode::Regular, "NEW = True\n"),
+        ),
+        ('A', "vendor/lib", None, Some((EntryMode::Gitlink, None))),
+    ];
     assert_eq!(actual, expected);
 }
 
