@@ -25,7 +25,7 @@ pub use command::{
     MAX_TEST_ID_CHARS, MAX_TEST_IDS_CHARS, check_test_ids, narrow, parse_command, shown_id,
 };
 pub use detect::detect;
-pub use results::{TestOutcome, TestResults, read_results, with_report};
+pub use results::{TestOutcome, TestResults, read_results, report_env, with_report};
 
 /// The test runners plumb understands. `Other` is any command it does not recognise: its output
 /// is still searched for every summary format plumb knows, but it cannot be narrowed.
