@@ -9,6 +9,7 @@
 //! Nothing here runs a process: callers run `TestCommand::argv` in the sandbox and hand the output
 //! back. No shell is ever involved, so no user or model text is ever a shell word.
 
+pub mod baseline_config;
 mod command;
 mod detect;
 mod junit;
