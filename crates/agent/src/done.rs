@@ -11,6 +11,10 @@
 //! 5. full suite — nothing that passed at baseline fails, errors, is skipped or goes missing;
 //! 6. lint — no new diagnostics in changed files compared with the baseline.
 //!
+//! Steps 3–5 run with the baseline's test configuration: a conftest, plugin or setting the agent
+//! added or changed is left out of the trees they judge (`test_checks`, `judged`), and stays a
+//! tamper flag for a person.
+//!
 //! The first failing step ends the ladder (the later ones are `not_run`, saying why) and is a note
 //! back to the model naming exactly what failed.
 
@@ -18,8 +22,11 @@ use std::time::Instant;
 
 use plumb_protocol::{CheckReport, CheckStatus, CheckStep, Event};
 use plumb_tools::{ToolError, ToolOutput};
+use plumb_verify::tamper::FileChange;
+use plumb_workspace::ChangedFile;
 
 use crate::run::{Ending, Run, elapsed_ms};
+use crate::test_checks::TestSteps;
 
 /// What `done` answers the model.
 pub(crate) struct DoneAnswer {
@@ -67,24 +74,10 @@ impl Run {
         }
         let changes = self.file_changes(&changed)?;
 
-        let mut detail = String::new();
-        for step in std::iter::once(CheckStep::Syntax).chain(LATER_STEPS) {
-            let (report, excerpt) = match step {
-                CheckStep::Syntax => (self.check_syntax(&changed), String::new()),
-                CheckStep::Tamper => (self.check_tamper(&changes), String::new()),
-                CheckStep::Reproduce => self.check_reproduce(&changes).await?,
-                CheckStep::Pass => self.check_pass().await?,
-                CheckStep::FullSuite => self.check_full_suite().await?,
-                CheckStep::Lint => (self.check_lint(&changes).await?, String::new()),
-                CheckStep::Review | CheckStep::Approval => continue,
-            };
-            let failed = report.status == CheckStatus::Failed;
-            self.checks.push(report);
-            if failed {
-                detail = excerpt;
-                break;
-            }
-        }
+        let mut tests = TestSteps::new(&changes);
+        let detail = self.run_steps(&changed, &changes, &mut tests).await;
+        tests.clean_up();
+        let detail = detail?;
         let done: Vec<CheckStep> = self.checks.iter().map(|c| c.step).collect();
         for step in LATER_STEPS {
             if !done.contains(&step) {
@@ -119,6 +112,33 @@ impl Run {
             }),
             verified: true,
         })
+    }
+
+    /// Runs the steps in order until one fails; returns the test output worth showing the model
+    /// about the failure.
+    async fn run_steps(
+        &mut self,
+        changed: &[ChangedFile],
+        changes: &[FileChange],
+        tests: &mut TestSteps,
+    ) -> Result<String, Ending> {
+        for step in std::iter::once(CheckStep::Syntax).chain(LATER_STEPS) {
+            let (report, excerpt) = match step {
+                CheckStep::Syntax => (self.check_syntax(changed), String::new()),
+                CheckStep::Tamper => (self.check_tamper(changes), String::new()),
+                CheckStep::Reproduce => self.check_reproduce(changes, tests).await?,
+                CheckStep::Pass => self.check_pass(tests).await?,
+                CheckStep::FullSuite => self.check_full_suite(tests).await?,
+                CheckStep::Lint => (self.check_lint(changes).await?, String::new()),
+                CheckStep::Review | CheckStep::Approval => continue,
+            };
+            let failed = report.status == CheckStatus::Failed;
+            self.checks.push(report);
+            if failed {
+                return Ok(excerpt);
+            }
+        }
+        Ok(String::new())
     }
 
     fn refusal_from_checks(&self, detail: &str) -> DoneAnswer {

@@ -17,6 +17,7 @@ mod figure_inputs;
 mod figures;
 mod finish;
 mod journal;
+mod judged;
 mod lint_check;
 mod phases;
 mod replay;
@@ -30,6 +31,7 @@ mod test_checks;
 mod trace;
 mod unbound;
 mod undefined;
+mod whole_suite;
 
 use std::path::PathBuf;
 

@@ -96,6 +96,7 @@ mod tests {
             duration: Duration::from_millis(10),
             excerpt: String::new(),
             limits_hit: Vec::new(),
+            note: None,
         }
     }
 

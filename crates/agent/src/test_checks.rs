@@ -1,6 +1,12 @@
 //! The ladder's steps that run tests: reproduce (the new tests on the baseline source must fail),
 //! pass (the same tests on the patched tree pass, none skipped) and the full suite against the
 //! baseline's per-test outcomes.
+//!
+//! All three run with the baseline's test configuration (`judged`): the reproduce tree is built
+//! from the baseline anyway, and when the agent changed test configuration the pass and full
+//! suite run in a copy of the patched tree with it put back. A command plumb cannot narrow runs
+//! whole on both trees and is judged by `whole_suite`; the pass step's whole run is the full
+//! suite's too.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -12,10 +18,49 @@ use plumb_verify::tamper::{ChangeStatus, FileChange, is_test_file};
 use plumb_verify::{TestOutcome, TestResults};
 
 use crate::done::report;
+use crate::judged::{self, Restore};
 use crate::run::{Ending, Run};
+use crate::whole_suite::{self, Baseline};
 
 /// A step's report and the test output worth showing the model when it failed.
 pub(crate) type Checked = (CheckReport, String);
+
+/// What the test steps of one `done` share.
+pub(crate) struct TestSteps {
+    /// The test configuration files the judged trees hold as the baseline had them.
+    restores: Vec<Restore>,
+    /// The patched tree with the baseline's test configuration, once made (only when
+    /// `restores` is not empty: otherwise the steps run in the workspace).
+    judged: Option<PathBuf>,
+    /// The pass step's run when it was of the whole suite: the full suite's run too.
+    whole_run: Option<TestRun>,
+}
+
+impl TestSteps {
+    pub(crate) fn new(changes: &[FileChange]) -> TestSteps {
+        TestSteps {
+            restores: judged::restores(changes),
+            judged: None,
+            whole_run: None,
+        }
+    }
+
+    /// `evidence`, followed by how the test configuration was judged when the agent changed it.
+    fn with_clause(&self, evidence: String) -> String {
+        if self.restores.is_empty() {
+            evidence
+        } else {
+            format!("{evidence}; {}", judged::describe(&self.restores))
+        }
+    }
+
+    /// Removes the judged tree.
+    pub(crate) fn clean_up(&mut self) {
+        if let Some(dir) = self.judged.take() {
+            let _ = std::fs::remove_dir_all(dir);
+        }
+    }
+}
 
 impl Run {
     /// The tests the ladder targets: the task's FAIL_TO_PASS list when it has one, else every new or
@@ -36,6 +81,7 @@ impl Run {
     pub(crate) async fn check_reproduce(
         &mut self,
         changes: &[FileChange],
+        steps: &TestSteps,
     ) -> Result<Checked, Ending> {
         let step = CheckStep::Reproduce;
         self.target_tests = self.target_tests(changes);
@@ -58,25 +104,44 @@ impl Run {
         self.workspace
             .materialize(self.workspace.baseline(), &dest)
             .map_err(Ending::infra)?;
-        overlay_test_changes(self.workspace.root(), &dest, changes).map_err(Ending::infra)?;
+        judged::overlay_test_changes(self.workspace.root(), &dest, changes)
+            .and_then(|()| judged::apply(&dest, &steps.restores))
+            .map_err(Ending::infra)?;
         let targets = self.target_tests.clone();
         let run = self.run_tests_in(&dest, &targets).await;
         let _ = std::fs::remove_dir_all(&dest);
         let run = run?;
-        let listed = targets.join(", ");
+        let listed = listed_ids(&targets);
         let Some(counts) = run.counts else {
             return Ok((
                 report(
                     step,
                     CheckStatus::Failed,
-                    format!(
+                    steps.with_clause(format!(
                         "{listed} did not run on the baseline source: {}",
                         run.headline()
-                    ),
+                    )),
                 ),
                 run.excerpt,
             ));
         };
+        if run.note.is_some() {
+            let baseline = Baseline {
+                counts: &self.baseline,
+                results: self.baseline_results.as_ref(),
+            };
+            let verdict = whole_suite::reproduce(&run, &counts, &targets, &listed, &baseline);
+            self.reproduce_failing = verdict.failing;
+            let excerpt = if verdict.status == CheckStatus::Failed {
+                run.excerpt
+            } else {
+                String::new()
+            };
+            return Ok((
+                report(step, verdict.status, steps.with_clause(verdict.evidence)),
+                excerpt,
+            ));
+        }
         let failing = run
             .results
             .as_ref()
@@ -87,10 +152,10 @@ impl Run {
                 report(
                     step,
                     CheckStatus::Failed,
-                    format!(
+                    steps.with_clause(format!(
                         "{listed} already pass on the baseline source ({}), so they do not show the bug: make a test fail without your fix",
                         counts.summary()
-                    ),
+                    )),
                 ),
                 String::new(),
             ));
@@ -99,33 +164,83 @@ impl Run {
         let shown = if failing.is_empty() {
             listed
         } else {
-            failing.join(", ")
+            listed_ids(&failing)
         };
         Ok((
             report(
                 step,
                 CheckStatus::Passed,
-                format!("{shown} fail on the baseline source ({})", counts.summary()),
+                steps.with_clause(format!(
+                    "{shown} fail on the baseline source ({})",
+                    counts.summary()
+                )),
             ),
             String::new(),
         ))
     }
 
-    pub(crate) async fn check_pass(&mut self) -> Result<Checked, Ending> {
+    /// The tree the pass and full-suite steps run in: the workspace, or when the agent changed
+    /// test configuration, a copy of it (made once per `done`, from a checkpoint of it) with the
+    /// baseline's test configuration.
+    async fn judged_root(&mut self, steps: &mut TestSteps) -> Result<PathBuf, Ending> {
+        if steps.restores.is_empty() {
+            return Ok(self.workspace.root().to_path_buf());
+        }
+        if let Some(dir) = &steps.judged {
+            return Ok(dir.clone());
+        }
+        self.checkpoint(&format!("checks {}", self.done_count))
+            .await?;
+        let head = self.workspace.head().map_err(Ending::infra)?;
+        let dest = self
+            .spec
+            .run_dir
+            .join("checks")
+            .join(format!("judged-{}", self.done_count));
+        if dest.exists() {
+            std::fs::remove_dir_all(&dest).map_err(Ending::infra)?;
+        }
+        self.workspace
+            .materialize(&head, &dest)
+            .map_err(Ending::infra)?;
+        steps.judged = Some(dest.clone());
+        judged::apply(&dest, &steps.restores).map_err(Ending::infra)?;
+        Ok(dest)
+    }
+
+    pub(crate) async fn check_pass(&mut self, steps: &mut TestSteps) -> Result<Checked, Ending> {
         let step = CheckStep::Pass;
         let targets = self.target_tests.clone();
-        let root = self.workspace.root().to_path_buf();
+        let root = self.judged_root(steps).await?;
         let run = self.run_tests_in(&root, &targets).await?;
         let Some(counts) = run.counts else {
             return Ok((
                 report(
                     step,
                     CheckStatus::Failed,
-                    format!("the tests did not run: {}", run.headline()),
+                    steps.with_clause(format!("the tests did not run: {}", run.headline())),
                 ),
                 run.excerpt,
             ));
         };
+        if run.note.is_some() {
+            let baseline = Baseline {
+                counts: &self.baseline,
+                results: self.baseline_results.as_ref(),
+            };
+            let verdict =
+                whole_suite::pass(&run, &counts, &targets, &self.reproduce_failing, &baseline);
+            let excerpt = if verdict.status == CheckStatus::Failed {
+                run.excerpt.clone()
+            } else {
+                String::new()
+            };
+            steps.whole_run = Some(run);
+            return Ok((
+                report(step, verdict.status, steps.with_clause(verdict.evidence)),
+                excerpt,
+            ));
+        }
         let mut problems = Vec::new();
         if counts.passed == 0 {
             problems.push("no test passed".to_string());
@@ -144,13 +259,10 @@ impl Run {
                 .filter(|id| results.tests.get(*id) != Some(&TestOutcome::Passed))
                 .collect();
             if !missing.is_empty() {
+                let missing: Vec<String> = missing.into_iter().cloned().collect();
                 problems.push(format!(
                     "{} failed on the baseline but do not pass now",
-                    missing
-                        .iter()
-                        .map(|s| s.as_str())
-                        .collect::<Vec<_>>()
-                        .join(", ")
+                    listed_ids(&missing)
                 ));
             }
         }
@@ -159,11 +271,11 @@ impl Run {
                 report(
                     step,
                     CheckStatus::Passed,
-                    format!(
+                    steps.with_clause(format!(
                         "{} on the patched tree ({})",
-                        targets.join(", "),
+                        listed_ids(&targets),
                         counts.summary()
-                    ),
+                    )),
                 ),
                 String::new(),
             ))
@@ -172,22 +284,31 @@ impl Run {
                 report(
                     step,
                     CheckStatus::Failed,
-                    format!("{}: {}", run.headline(), problems.join("; ")),
+                    steps.with_clause(format!("{}: {}", run.headline(), problems.join("; "))),
                 ),
                 run.excerpt,
             ))
         }
     }
 
-    pub(crate) async fn check_full_suite(&mut self) -> Result<Checked, Ending> {
-        let root = self.workspace.root().to_path_buf();
-        let run = self.run_tests_in(&root, &[]).await?;
-        let report = match (&self.baseline_results, &run.results) {
+    pub(crate) async fn check_full_suite(
+        &mut self,
+        steps: &mut TestSteps,
+    ) -> Result<Checked, Ending> {
+        let run = match steps.whole_run.take() {
+            Some(run) => run,
+            None => {
+                let root = self.judged_root(steps).await?;
+                self.run_tests_in(&root, &[]).await?
+            }
+        };
+        let mut report = match (&self.baseline_results, &run.results) {
             (Some(before), Some(after)) if !run.timed_out => {
                 per_test_check(before, after, &run, &self.flaky)
             }
             _ => crate::suite::counts_check(&self.baseline, &run),
         };
+        report.evidence = steps.with_clause(report.evidence);
         let excerpt = if report.status == CheckStatus::Failed {
             run.excerpt
         } else {
@@ -202,7 +323,8 @@ impl Run {
         let changed = self.workspace.changed_files().map_err(Ending::infra)?;
         let changes = self.file_changes(&changed)?;
         let dest = self.fresh_baseline_tree("original-source")?;
-        overlay_test_changes(self.workspace.root(), &dest, &changes).map_err(Ending::infra)?;
+        judged::overlay_test_changes(self.workspace.root(), &dest, &changes)
+            .map_err(Ending::infra)?;
         let run = self.run_tests_in(&dest, &[test.to_string()]).await;
         let _ = std::fs::remove_dir_all(&dest);
         run
@@ -221,24 +343,30 @@ impl Run {
         Ok(dest)
     }
 
-    /// Runs the test command (narrowed to `tests` when given) in `workdir`.
+    /// Runs the test command (narrowed to `tests` when given) in `workdir`. Tests the command
+    /// cannot run alone (a command plumb cannot narrow, an id no runner takes, e.g. from a task's
+    /// FAIL_TO_PASS) run as the whole suite, with a note saying why (see [`TestRun::note`]).
     pub(crate) async fn run_tests_in(
         &mut self,
         workdir: &Path,
         tests: &[String],
     ) -> Result<TestRun, Ending> {
-        let run = self
-            .run_counted(workdir, tests)
-            .await
-            .map_err(|err| match err {
-                ToolError::Infra(text) => Ending::new(Outcome::InfraError, text),
-                // A test id the runner cannot take (e.g. from a task's FAIL_TO_PASS) is the task's
-                // fault, but the ladder cannot go on without it.
-                ToolError::RespondToModel(text) => Ending::new(
-                    Outcome::InfraError,
-                    format!("the checks could not run the tests: {text}"),
-                ),
-            })?;
+        let infra = |text: String| Ending::new(Outcome::InfraError, text);
+        let run = match self.run_counted(workdir, tests).await {
+            Ok(run) => run,
+            Err(ToolError::Infra(text)) => return Err(infra(text)),
+            Err(ToolError::RespondToModel(text)) => {
+                let mut run = self
+                    .run_counted(workdir, &[])
+                    .await
+                    .map_err(|err| infra(err.to_string()))?;
+                run.note = Some(format!(
+                    "plumb ran the whole suite, since it could not run only the tests asked for: {}",
+                    text.trim_end_matches('.')
+                ));
+                run
+            }
+        };
         if run.cancelled {
             return Err(Ending::new(
                 Outcome::Cancelled,
@@ -249,30 +377,18 @@ impl Run {
     }
 }
 
-/// Copies the changed test files into `dest` (a baseline tree) and removes deleted ones.
-pub(crate) fn overlay_test_changes(
-    root: &Path,
-    dest: &Path,
-    changes: &[FileChange],
-) -> std::io::Result<()> {
-    for change in changes.iter().filter(|c| is_test_file(&c.path)) {
-        let target: PathBuf = dest.join(&change.path);
-        if let ChangeStatus::Renamed { from } = &change.status {
-            let _ = std::fs::remove_file(dest.join(from));
-        }
-        match change.status {
-            ChangeStatus::Deleted => {
-                let _ = std::fs::remove_file(&target);
-            }
-            ChangeStatus::Added | ChangeStatus::Modified | ChangeStatus::Renamed { .. } => {
-                if let Some(parent) = target.parent() {
-                    std::fs::create_dir_all(parent)?;
-                }
-                std::fs::copy(root.join(&change.path), &target)?;
-            }
-        }
+/// At most five ids or paths, each shown shortened, then how many more: what the model or a
+/// task wrote is never copied unbounded into the evidence.
+fn listed_ids(ids: &[String]) -> String {
+    let shown: Vec<String> = ids
+        .iter()
+        .take(5)
+        .map(|id| plumb_verify::shown_id(id))
+        .collect();
+    match ids.len().saturating_sub(5) {
+        0 => shown.join(", "),
+        more => format!("{} and {more} more", shown.join(", ")),
     }
-    Ok(())
 }
 
 fn ids_where(results: &TestResults, keep: impl Fn(&TestOutcome) -> bool) -> Vec<String> {

@@ -1,5 +1,9 @@
 //! Running the project's test command in the sandbox and reading its counts. The `run_tests` tool,
 //! the baseline run and the check at `done` all come through here, so they see the same numbers.
+//!
+//! Tests asked for by id run narrowed when the runner can be narrowed; a command plumb cannot
+//! narrow (a script, `make test`, `sh -c …`) runs whole, and the run says so in its `note`. Ids no
+//! runner can take (a NUL byte, 200,000 characters) are a sentence for the model, never a command.
 
 use std::path::Path;
 use std::time::{Duration, SystemTime};
@@ -32,7 +36,14 @@ pub struct TestRun {
     pub excerpt: String,
     /// Sandbox limits the command ran into ("memory", "processes", "timeout", …).
     pub limits_hit: Vec<String>,
+    /// Set when tests were asked for but the whole suite ran, because plumb cannot narrow the
+    /// command: one sentence saying so, shown to the model above the results.
+    pub note: Option<String>,
 }
+
+/// How many characters of the command a headline shows: a narrowed command holds the ids the
+/// model gave, which must not be copied unbounded into every answer, check and report.
+const HEADLINE_COMMAND_CHARS: usize = 300;
 
 impl TestRun {
     /// True when the runner reported tests and none failed or errored, and its exit code agrees.
@@ -53,7 +64,7 @@ impl TestRun {
     /// took ("1 failed (exit 1)"). The time tells the model nothing and differs from run to run:
     /// with it, two runs of one seed saw different prompts, so a seed was no replay.
     pub fn headline(&self) -> String {
-        format!("`{}`: {}", self.argv.join(" "), self.result(None))
+        format!("`{}`: {}", shown_command(&self.argv), self.result(None))
     }
 
     /// The result without the command, for people: "1 failed (exit 1, 0.23 s)".
@@ -84,14 +95,40 @@ impl TestRun {
         }
     }
 
-    /// The whole text for the model: the headline, then failures or the output's tail.
+    /// The whole text for the model: the note (if any), the headline, then failures or the
+    /// output's tail.
     pub fn render(&self) -> String {
+        let note = self
+            .note
+            .as_ref()
+            .map_or_else(String::new, |note| format!("{note}\n"));
         if self.excerpt.trim().is_empty() || self.all_passed() {
-            self.headline()
+            format!("{note}{}", self.headline())
         } else {
-            format!("{}\n\n{}", self.headline(), self.excerpt.trim_end())
+            format!("{note}{}\n\n{}", self.headline(), self.excerpt.trim_end())
         }
     }
+}
+
+/// `argv` joined with spaces, cut after [`HEADLINE_COMMAND_CHARS`] characters.
+fn shown_command(argv: &[String]) -> String {
+    cut(argv.join(" "))
+}
+
+/// `text` cut after [`HEADLINE_COMMAND_CHARS`] characters with `…`.
+fn cut(text: String) -> String {
+    match text.char_indices().nth(HEADLINE_COMMAND_CHARS) {
+        Some((at, _)) => format!("{}…", text.get(..at).unwrap_or_default()),
+        None => text,
+    }
+}
+
+/// The note of a run asked for some tests that ran the whole suite instead.
+fn whole_suite_note(cmd: &TestCommand) -> String {
+    format!(
+        "plumb cannot run single tests with `{}`, so it ran the whole suite.",
+        cut(cmd.display())
+    )
 }
 
 /// The sandbox limits from the settings.
@@ -113,10 +150,16 @@ pub async fn run_test_command(
     limits: Limits,
     cancel: &CancellationToken,
 ) -> Result<TestRun, ToolError> {
-    let argv = if tests.is_empty() {
-        cmd.argv.clone()
+    let (argv, note) = if tests.is_empty() {
+        (cmd.argv.clone(), None)
+    } else if !cmd.runner.narrows() {
+        // The ids are not used, but a note naming one must not be a command; checked all the same.
+        plumb_verify::check_test_ids(tests).map_err(|err| ToolError::respond(err.to_string()))?;
+        (cmd.argv.clone(), Some(whole_suite_note(cmd)))
     } else {
-        plumb_verify::narrow(cmd, tests).map_err(|err| ToolError::respond(err.to_string()))?
+        let argv =
+            plumb_verify::narrow(cmd, tests).map_err(|err| ToolError::respond(err.to_string()))?;
+        (argv, None)
     };
     // The runner writes its per-test report inside the workdir (the only place the sandbox lets it
     // write); the folder is in the shadow git's exclude list and removed afterwards.
@@ -133,7 +176,7 @@ pub async fn run_test_command(
     let spec = CommandSpec {
         argv: plumb_verify::with_report(&narrowed, &report_path),
         workdir: workdir.to_path_buf(),
-        env: Vec::new(),
+        env: plumb_verify::report_env(&narrowed),
         limits,
         // The agent's commands never get the network.
         network: Network::Off,
@@ -142,7 +185,7 @@ pub async fn run_test_command(
     let output = sandbox.run(&spec, cancel).await.map_err(|err| {
         ToolError::Infra(format!(
             "could not run the test command `{}`: {err}",
-            argv.join(" ")
+            shown_command(&argv)
         ))
     });
     let results = output.as_ref().ok().and_then(|out| {
@@ -165,5 +208,52 @@ pub async fn run_test_command(
         duration: output.duration,
         excerpt,
         limits_hit: output.limits_hit,
+        note,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use plumb_verify::Runner;
+    use pretty_assertions::assert_eq;
+
+    use super::*;
+
+    fn run(argv: Vec<String>, note: Option<String>) -> TestRun {
+        TestRun {
+            argv,
+            counts: Some(TestCounts {
+                passed: 3,
+                ..TestCounts::default()
+            }),
+            results: None,
+            exit_code: Some(0),
+            timed_out: false,
+            cancelled: false,
+            duration: Duration::from_millis(10),
+            excerpt: String::new(),
+            limits_hit: Vec::new(),
+            note,
+        }
+    }
+
+    #[test]
+    fn a_whole_suite_run_says_so_and_a_long_command_is_cut() {
+        let wrapped = TestCommand {
+            argv: ["sh", "-c", "python3 -m pytest -q"]
+                .map(String::from)
+                .to_vec(),
+            runner: Runner::Other,
+        };
+        let long = vec!["pytest".to_string(), "t".repeat(5_000)];
+        let actual = [
+            run(wrapped.argv.clone(), Some(whole_suite_note(&wrapped))).render(),
+            run(long, None).render(),
+        ];
+        let expected = [
+            "plumb cannot run single tests with `sh -c 'python3 -m pytest -q'`, so it ran the whole suite.\n`sh -c python3 -m pytest -q`: 3 passed (exit 0)".to_string(),
+            format!("`pytest {}…`: 3 passed (exit 0)", "t".repeat(293)),
+        ];
+        assert_eq!(actual, expected);
+    }
 }

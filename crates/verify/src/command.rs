@@ -52,14 +52,7 @@ pub fn narrow(cmd: &TestCommand, tests: &[String]) -> Result<Vec<String>, Verify
     if tests.is_empty() {
         return Ok(cmd.argv.clone());
     }
-    for id in tests {
-        if id.trim().is_empty() {
-            return Err(VerifyError::EmptyTestId);
-        }
-        if id.starts_with('-') {
-            return Err(VerifyError::OptionLikeTestId { id: id.clone() });
-        }
-    }
+    check_test_ids(tests)?;
     let program = guess(&cmd.argv).program;
     match cmd.runner {
         Runner::Pytest => Ok(runners::pytest::narrow(&cmd.argv, tests)),
@@ -79,6 +72,89 @@ pub fn narrow(cmd: &TestCommand, tests: &[String]) -> Result<Vec<String>, Verify
         Runner::Other => Err(VerifyError::CannotNarrow {
             command: cmd.display(),
         }),
+    }
+}
+
+/// The longest test id [`check_test_ids`] accepts, in characters.
+pub const MAX_TEST_ID_CHARS: usize = 2_000;
+
+/// The most characters the test ids of one run may have together: below the 128 KiB Linux allows
+/// one argument (go and jest join the ids into one pattern), far below the whole command line's.
+pub const MAX_TEST_IDS_CHARS: usize = 100_000;
+
+/// How many characters of an id a message shows.
+const SHOWN_ID_CHARS: usize = 80;
+
+/// Refuses test ids no runner can take, each with a sentence that shows the id shortened (see
+/// [`shown_id`]): an empty one, one that starts with '-' (an option), one with a control
+/// character (a NUL byte cannot even be passed to a program), one longer than
+/// [`MAX_TEST_ID_CHARS`], and ids longer than [`MAX_TEST_IDS_CHARS`] together.
+pub fn check_test_ids(tests: &[String]) -> Result<(), VerifyError> {
+    for id in tests {
+        if id.trim().is_empty() {
+            return Err(VerifyError::EmptyTestId);
+        }
+        if id.starts_with('-') {
+            return Err(VerifyError::OptionLikeTestId { id: shown_id(id) });
+        }
+        if id.chars().any(char::is_control) {
+            return Err(VerifyError::ControlInTestId { id: shown_id(id) });
+        }
+        let chars = id.chars().count();
+        if chars > MAX_TEST_ID_CHARS {
+            return Err(VerifyError::TestIdTooLong {
+                id: shown_id(id),
+                chars,
+                max: MAX_TEST_ID_CHARS,
+            });
+        }
+    }
+    let chars: usize = tests.iter().map(|id| id.chars().count()).sum();
+    if chars > MAX_TEST_IDS_CHARS {
+        return Err(VerifyError::TooManyTestIds {
+            count: tests.len(),
+            chars,
+            max: MAX_TEST_IDS_CHARS,
+        });
+    }
+    Ok(())
+}
+
+/// A test id as a message shows it: control characters escaped (`\0`, `\n`), and past 80
+/// characters cut with `…`, so nothing the model or a task wrote is copied unbounded into a
+/// note, a check's evidence or the report.
+pub fn shown_id(id: &str) -> String {
+    let mut shown = String::new();
+    for (at, c) in id.chars().enumerate() {
+        if at == SHOWN_ID_CHARS {
+            shown.push('…');
+            break;
+        }
+        if c.is_control() {
+            shown.extend(c.escape_default());
+        } else {
+            shown.push(c);
+        }
+    }
+    shown
+}
+
+impl Runner {
+    /// Whether [`narrow`] can run single tests with this runner's commands. `Other` (a script,
+    /// `make test`, `sh -c …`) cannot: the caller runs the whole suite instead.
+    pub fn narrows(self) -> bool {
+        match self {
+            Runner::Pytest
+            | Runner::Cargo
+            | Runner::Nextest
+            | Runner::Go
+            | Runner::Npm
+            | Runner::Jest
+            | Runner::Vitest
+            | Runner::Maven
+            | Runner::Gradle => true,
+            Runner::Other => false,
+        }
     }
 }
 
@@ -342,6 +418,67 @@ mod tests {
             }),
         ];
         assert_eq!(actual, expected);
+    }
+
+    #[test]
+    fn unusable_test_ids_are_refused_and_shown_shortened() {
+        let ids = |ids: &[&str]| ids.iter().map(|id| id.to_string()).collect::<Vec<_>>();
+        let long = "t".repeat(200_000);
+        let many = vec!["tests/test_a.py::test_b".repeat(40); 200];
+        let actual = [
+            check_test_ids(&ids(&["tests/test_a.py", "tests/test_b.py::test_c[1-2]"])),
+            check_test_ids(&ids(&["tests/test_a.py\0::x"])),
+            check_test_ids(&ids(&["a\nb"])),
+            check_test_ids(std::slice::from_ref(&long)),
+            check_test_ids(&[format!("-{long}")]),
+            check_test_ids(&many),
+            check_test_ids(&ids(&[" "])),
+        ];
+        let expected = [
+            Ok(()),
+            Err(VerifyError::ControlInTestId {
+                id: "tests/test_a.py\\u{0}::x".to_string(),
+            }),
+            Err(VerifyError::ControlInTestId {
+                id: "a\\nb".to_string(),
+            }),
+            Err(VerifyError::TestIdTooLong {
+                id: format!("{}…", "t".repeat(80)),
+                chars: 200_000,
+                max: MAX_TEST_ID_CHARS,
+            }),
+            Err(VerifyError::OptionLikeTestId {
+                id: format!("-{}…", "t".repeat(79)),
+            }),
+            Err(VerifyError::TooManyTestIds {
+                count: 200,
+                chars: 184_000,
+                max: MAX_TEST_IDS_CHARS,
+            }),
+            Err(VerifyError::EmptyTestId),
+        ];
+        assert_eq!(actual, expected);
+    }
+
+    #[test]
+    fn only_other_commands_cannot_be_narrowed() {
+        let cmd = |text: &str| parse_command(text).unwrap();
+        let tests = vec!["tests/test_a.py".to_string()];
+        let actual = [
+            (
+                cmd("python -m pytest").runner.narrows(),
+                narrow(&cmd("python -m pytest"), &tests).is_ok(),
+            ),
+            (
+                cmd("sh -c 'pytest -q'").runner.narrows(),
+                narrow(&cmd("sh -c 'pytest -q'"), &tests).is_ok(),
+            ),
+            (
+                cmd("make test").runner.narrows(),
+                narrow(&cmd("make test"), &[]).is_ok(),
+            ),
+        ];
+        assert_eq!(actual, [(true, true), (false, false), (false, true)]);
     }
 
     #[test]

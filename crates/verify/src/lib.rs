@@ -13,6 +13,7 @@
 // plumb_workspace::Tree (clippy.toml's disallowed-methods, checked on the non-test build).
 #![cfg_attr(test, allow(clippy::disallowed_methods))]
 
+pub mod baseline_config;
 mod command;
 mod detect;
 mod junit;
@@ -25,9 +26,11 @@ pub mod tamper;
 use plumb_protocol::TestCounts;
 use serde::{Deserialize, Serialize};
 
-pub use command::{narrow, parse_command};
+pub use command::{
+    MAX_TEST_ID_CHARS, MAX_TEST_IDS_CHARS, check_test_ids, narrow, parse_command, shown_id,
+};
 pub use detect::detect;
-pub use results::{TestOutcome, TestResults, read_results, with_report};
+pub use results::{TestOutcome, TestResults, read_results, report_env, with_report};
 
 /// The test runners plumb understands. `Other` is any command it does not recognise: its output
 /// is still searched for every summary format plumb knows, but it cannot be narrowed.
@@ -104,11 +107,36 @@ pub enum VerifyError {
     VariableSetting { text: String, token: String },
     #[error("one of the test ids is empty; give test names or paths.")]
     EmptyTestId,
+    /// `id` is the id as [`shown_id`] shows it, as in every variant below.
     #[error(
         "the test id `{id}` starts with '-', so the test runner would read it as an option; \
          give a test name or a path such as tests/test_x.py::test_y."
     )]
     OptionLikeTestId { id: String },
+    #[error(
+        "the test id `{id}` holds a control character (a NUL byte, a line break, …), which no \
+         test runner takes; give a test name or a path such as tests/test_x.py::test_y."
+    )]
+    ControlInTestId { id: String },
+    #[error(
+        "the test id `{id}` is {chars} characters long, more than the {max} a test id may have; \
+         give a test name or a path such as tests/test_x.py::test_y."
+    )]
+    TestIdTooLong {
+        id: String,
+        chars: usize,
+        max: usize,
+    },
+    #[error(
+        "the {count} test ids are {chars} characters in all, more than the {max} one run may \
+         take; give fewer (a file or folder runs all its tests), or run the whole suite \
+         (run_tests without `tests`)."
+    )]
+    TooManyTestIds {
+        count: usize,
+        chars: usize,
+        max: usize,
+    },
     #[error(
         "plumb does not know how to run single tests with `{command}`; run the whole suite \
          (run_tests without `tests`)."

@@ -126,8 +126,9 @@ impl Outcomes {
 
 impl Runner {
     /// Whether [`read_results`] can give this runner's per-test outcomes. `Npm` (mocha,
-    /// `node --test`, a script plumb cannot see into) and `Other` cannot: there the caller has
-    /// only [`crate::parse_counts`].
+    /// `node --test`, a script plumb cannot see into) cannot: there the caller has only
+    /// [`crate::parse_counts`]. `Other` can only when its output names each test (see
+    /// [`report_env`]), so it is not counted here.
     pub fn reports_per_test(self) -> bool {
         match self {
             Runner::Pytest
@@ -176,9 +177,10 @@ pub fn with_report(cmd: &TestCommand, report_path: &Path) -> Vec<String> {
 /// The per-test outcomes of a run of [`with_report`]'s argv that started at `started`. `None`
 /// means the suite never ran: the report file is missing or was last modified before `started`
 /// (a crash, an `os._exit` in a conftest, a build that failed), the output has no test results,
-/// or the runner is one plumb cannot read per test ([`Runner::reports_per_test`]). A run that
-/// never ran must never look like a pass, so nothing here falls back from a missing report to the
-/// output. `Some` with no tests is a run that found nothing to run, which the caller judges the
+/// or the runner is one plumb cannot read per test (`Npm`; `Other` whose output does not name
+/// every test it counts, see [`report_env`]). A run that never ran must never look like a pass,
+/// so nothing here falls back from a missing report to the output (`Other` has no report: its
+/// output is the only source). `Some` with no tests is a run that found nothing to run, which the caller judges the
 /// same way. `report_path` must be the one given to [`with_report`]; `cmd` the command given to it
 /// (narrowed or not).
 pub fn read_results(
@@ -203,8 +205,60 @@ pub fn read_results(
         }
         Runner::Maven => jvm::results(jvm::Build::Maven, root, started),
         Runner::Gradle => jvm::results(jvm::Build::Gradle, root, started),
-        Runner::Npm | Runner::Other => None,
+        Runner::Npm => None,
+        Runner::Other => wrapped_results(&text),
     }
+}
+
+/// The variables that make a command of `cmd`'s runner print what [`read_results`] reads. For
+/// `Other` (a script or wrapper plumb cannot add options to): `PYTEST_ADDOPTS` asking pytest, if
+/// that is what runs inside, for a short summary that names each test (the command's own `-r`
+/// wins, as it comes later). Every other runner is asked through its argv ([`with_report`]).
+pub fn report_env(cmd: &TestCommand) -> Vec<(String, String)> {
+    match cmd.runner {
+        Runner::Other => vec![(
+            "PYTEST_ADDOPTS".to_string(),
+            pytest::REPORT_CHARS.to_string(),
+        )],
+        Runner::Pytest
+        | Runner::Cargo
+        | Runner::Nextest
+        | Runner::Go
+        | Runner::Npm
+        | Runner::Jest
+        | Runner::Vitest
+        | Runner::Maven
+        | Runner::Gradle => Vec::new(),
+    }
+}
+
+/// Per-test outcomes of a wrapped runner from its output alone: pytest's short summary (with
+/// [`report_env`]'s `-r`), libtest's `test x ... ok` lines, nextest's status lines, `go test
+/// -json` events. Only results that account for every test the same output's summary counts
+/// are taken (skips aside: pytest's summary groups them without ids), so that a summary cut
+/// short (the command's own `-r`, two runs in one script) reads as "no per-test results", and
+/// the caller judges from the counts, never from a partial list.
+fn wrapped_results(text: &str) -> Option<TestResults> {
+    let candidates = [
+        (pytest::summary_results(text), pytest::counts(text)),
+        (cargo::results(text), cargo::counts(text)),
+        (nextest::results(text), nextest::counts(text)),
+        (go::results(text), go::counts(text)),
+    ];
+    candidates
+        .into_iter()
+        .find_map(|(results, counts)| match (results, counts) {
+            (Some(results), Some(counts)) if accounts_for(&results.counts, &counts) => {
+                Some(results)
+            }
+            _ => None,
+        })
+}
+
+/// Whether per-test counts agree with a summary's, skips aside.
+fn accounts_for(found: &TestCounts, summary: &TestCounts) -> bool {
+    let key = |c: &TestCounts| (c.passed, c.failed, c.errors, c.xfailed, c.xpassed);
+    found.total() > 0 && key(found) == key(summary)
 }
 
 /// The text of the file at `path` (under the tree at `root`) if it was written at or after
@@ -272,6 +326,104 @@ mod tests {
         ])
         .unwrap();
         assert_eq!(actual, r#"["passed","error","xfailed","xpassed"]"#);
+    }
+
+    #[test]
+    fn a_wrapped_runner_is_read_per_test_only_when_its_output_names_every_test() {
+        let other = TestCommand {
+            argv: ["sh", "-c", "python3 -m pytest -q"]
+                .map(String::from)
+                .to_vec(),
+            runner: Runner::Other,
+        };
+        let read = |text: &str| {
+            read_results(
+                &other,
+                Path::new("/nowhere/.r/r"),
+                SystemTime::now(),
+                text,
+                "",
+            )
+        };
+        let full = "\
+..F.s                                                                    [100%]
+=========================== short test summary info ============================
+PASSED tests/test_a.py::test_one
+PASSED tests/test_a.py::test_two[a-b]
+SKIPPED [1] tests/test_a.py:9: later
+FAILED tests/test_a.py::test_tax - AssertionError: assert 1 == 2
+ERROR tests/test_b.py - ImportError: no module named c
+1 failed, 2 passed, 1 skipped, 1 error in 0.05s
+";
+        // The command's own `-rfE` won over plumb's: the passes are not named.
+        let cut = "\
+=========================== short test summary info ============================
+FAILED tests/test_a.py::test_tax - AssertionError: assert 1 == 2
+1 failed, 2 passed in 0.05s
+";
+        let cargo = "\
+running 2 tests
+test tests::adds ... ok
+test tests::subtracts ... FAILED
+
+test result: FAILED. 1 passed; 1 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.00s
+";
+        let actual = [
+            read(full).map(|r| (r.tests, r.counts)),
+            read(cut).map(|r| (r.tests, r.counts)),
+            read("2 passed in 0.01s\n").map(|r| (r.tests, r.counts)),
+            read(cargo).map(|r| (r.tests, r.counts)),
+        ];
+        let expected = [
+            Some((
+                BTreeMap::from([
+                    ("tests/test_a.py::test_one".to_string(), TestOutcome::Passed),
+                    (
+                        "tests/test_a.py::test_two[a-b]".to_string(),
+                        TestOutcome::Passed,
+                    ),
+                    ("tests/test_a.py::test_tax".to_string(), TestOutcome::Failed),
+                    ("tests/test_b.py".to_string(), TestOutcome::Error),
+                ]),
+                TestCounts {
+                    passed: 2,
+                    failed: 1,
+                    errors: 1,
+                    ..TestCounts::default()
+                },
+            )),
+            None,
+            None,
+            Some((
+                BTreeMap::from([
+                    ("tests::adds".to_string(), TestOutcome::Passed),
+                    ("tests::subtracts".to_string(), TestOutcome::Failed),
+                ]),
+                TestCounts {
+                    passed: 1,
+                    failed: 1,
+                    ..TestCounts::default()
+                },
+            )),
+        ];
+        assert_eq!(actual, expected);
+    }
+
+    #[test]
+    fn only_a_wrapper_gets_the_summary_variable() {
+        let cmd = |runner| TestCommand {
+            argv: vec!["x".to_string()],
+            runner,
+        };
+        let actual = [
+            report_env(&cmd(Runner::Other)),
+            report_env(&cmd(Runner::Pytest)),
+        ];
+        let expected = [
+            vec![("PYTEST_ADDOPTS".to_string(), "-rfEsxXp".to_string())],
+            Vec::new(),
+        ];
+        assert_eq!(actual, expected);
     }
 
     #[test]

@@ -188,6 +188,13 @@ fn scan_change(change: &FileChange, flags: &mut Vec<TamperFlag>) {
     flags.extend(hidden::in_added_lines(change));
 }
 
+/// Whether changing `path` from `before` to `after` (`None` where absent) changes test
+/// configuration: what [`scan`] flags as `test_config_changed`. The ladder judges the tests with
+/// the baseline's version of such files ([`crate::baseline_config`]).
+pub fn is_test_config_change(path: &str, before: Option<&str>, after: Option<&str>) -> bool {
+    config::check(path, before, after).is_some()
+}
+
 fn file_flag(kind: TamperKind, path: &str, what: &str) -> TamperFlag {
     TamperFlag {
         kind,
