@@ -7,7 +7,8 @@ use std::time::{Duration, Instant};
 use plumb_context::prompt::{self, FirstMessage, Turn};
 use plumb_context::repo_map::{RepoMapOptions, render_outline};
 use plumb_protocol::{
-    CheckReport, Event, Message, Outcome, RunMeta, TestCounts, Timings, ToolCall, Usage,
+    CheckReport, Event, LoggedMessage, Message, Outcome, RunMeta, TestCounts, Timings, ToolCall,
+    Usage,
 };
 use plumb_tools::shorten::shorten;
 use plumb_tools::{
@@ -415,9 +416,11 @@ impl Run {
         let asked = Instant::now();
         let (reply, request) = loop {
             let messages = prompt::build_messages(&self.head, &self.turns, self.keep_full);
+            // Every message in full: the journal writer keeps only what is new.
             self.emit(Event::ModelRequest {
                 round,
-                messages: messages.clone(),
+                shared: 0,
+                messages: messages.iter().cloned().map(LoggedMessage::sent).collect(),
             })
             .await;
             let request = plumb_model::ModelRequest {

@@ -7,7 +7,7 @@ mod messages;
 mod numbers;
 mod report;
 
-pub use events::{Event, JOURNAL_VERSION, JournalLine, RunMeta};
+pub use events::{Event, JOURNAL_VERSION, JournalLine, LoggedMessage, RunMeta};
 pub use messages::{Message, ModelReply, Role, ToolCall, ToolSpec, Usage};
 pub use numbers::thousands;
 pub use report::{

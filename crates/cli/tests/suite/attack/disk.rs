@@ -1,0 +1,205 @@
+//! Filling the disk: what a repository or the model writes must not grow plumb's own files past
+//! what happened. A 10 MB `create_file` is journalled once (not once per later request), and
+//! the journal still rebuilds every request and replays to the same patch.
+
+use plumb_protocol::{Message, Outcome, Role, ToolCall};
+use plumb_test_support::mock_http::{MockResponse, MockServer};
+use pretty_assertions::assert_eq;
+use serde_json::{Value, json};
+
+use super::support::{Outside, repo_with};
+use crate::suite::common::{journal_events, plumb, report, requests_of, stderr};
+
+/// One turn as an OpenAI chat-completions stream: the text, each call's arguments in pieces of
+/// at most 32 KiB (a provider streams them in small pieces), usage, `[DONE]`.
+fn openai_body(content: &str, calls: &[(String, Value)], round: usize) -> Vec<u8> {
+    let chunk = |delta: Value, finish: Value| {
+        let data = json!({"id": "chatcmpl-1", "object": "chat.completion.chunk", "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]});
+        format!("data: {data}\n\n")
+    };
+    let mut body = chunk(
+        json!({"role": "assistant", "content": content}),
+        Value::Null,
+    );
+    for (index, (name, arguments)) in calls.iter().enumerate() {
+        body.push_str(&chunk(
+            json!({"tool_calls": [{"index": index, "id": format!("call_{round}_{index}"), "type": "function", "function": {"name": name, "arguments": ""}}]}),
+            Value::Null,
+        ));
+        let chars: Vec<char> = arguments.to_string().chars().collect();
+        for piece in chars.chunks(32 << 10) {
+            let piece: String = piece.iter().collect();
+            body.push_str(&chunk(
+                json!({"tool_calls": [{"index": index, "function": {"arguments": piece}}]}),
+                Value::Null,
+            ));
+        }
+    }
+    body.push_str(&chunk(json!({}), json!("tool_calls")));
+    let usage = json!({"id": "chatcmpl-1", "object": "chat.completion.chunk", "choices": [], "usage": {"prompt_tokens": 2000, "completion_tokens": 100}});
+    body.push_str(&format!("data: {usage}\n\ndata: [DONE]\n\n"));
+    body.into_bytes()
+}
+
+/// A message as the OpenAI wire format carries it, with each call's arguments parsed back into
+/// JSON, so the provider's view and the journal's can be compared.
+fn wire(message: &Message) -> Value {
+    match message.role {
+        Role::System => json!({"role": "system", "content": message.content}),
+        Role::User => json!({"role": "user", "content": message.content}),
+        Role::Assistant => {
+            let mut value = json!({"role": "assistant", "content": message.content});
+            if !message.tool_calls.is_empty() {
+                let calls: Vec<Value> = message
+                    .tool_calls
+                    .iter()
+                    .map(|call: &ToolCall| json!({"id": call.id, "type": "function", "function": {"name": call.name, "arguments": call.arguments}}))
+                    .collect();
+                value["tool_calls"] = Value::Array(calls);
+            }
+            value
+        }
+        Role::Tool => json!({
+            "role": "tool",
+            "tool_call_id": message.tool_call_id.as_deref().unwrap_or_default(),
+            "content": message.content,
+        }),
+    }
+}
+
+/// The provider's messages with every call's arguments text parsed.
+fn provider_messages(body: &Value) -> Vec<Value> {
+    let mut messages = body["messages"].as_array().unwrap().clone();
+    for message in &mut messages {
+        let calls = message.get_mut("tool_calls").and_then(Value::as_array_mut);
+        for call in calls.into_iter().flatten() {
+            let text = call["function"]["arguments"].as_str().unwrap().to_string();
+            call["function"]["arguments"] = serde_json::from_str(&text).unwrap();
+        }
+    }
+    messages
+}
+
+/// A short, comparable line per message: role, length and a hash of the whole of it (the
+/// messages hold 10 MB, too much for a readable diff).
+fn fingerprint(messages: &[Value]) -> Vec<String> {
+    use std::hash::{Hash, Hasher};
+    messages
+        .iter()
+        .map(|m| {
+            let text = m.to_string();
+            let mut hasher = std::collections::hash_map::DefaultHasher::new();
+            text.hash(&mut hasher);
+            format!("{} {} {:016x}", m["role"], text.len(), hasher.finish())
+        })
+        .collect()
+}
+
+/// Ten MiB of numbered lines.
+fn ten_megabytes() -> String {
+    let mut text = String::with_capacity(10 << 20);
+    let mut n = 0u64;
+    while text.len() < 10 << 20 {
+        text.push_str(&format!("{n:08}\n"));
+        n += 1;
+    }
+    text
+}
+
+#[test]
+fn a_ten_megabyte_create_file_is_journalled_once_and_replays_exactly() {
+    let outside = Outside::new();
+    let repo = repo_with(&[], &[]);
+    let repo_before = plumb_test_support::tree_digest(repo.path());
+    let home = tempfile::tempdir().unwrap();
+    let big = ten_megabytes();
+    // The 10 MB file first, then BILL-412 fixed as the example's script does (its test runs left
+    // to the checks at `done`): six rounds, each request after the first carrying the 10 MB call
+    // in its history.
+    let mut turns = vec![(
+        "Writing the data file first.".to_string(),
+        vec![(
+            "create_file".to_string(),
+            json!({"path": "data/big.txt", "content": big}),
+        )],
+    )];
+    let script = plumb_test_support::billing_example().join("bill-412.script.jsonl");
+    for turn in plumb_model::parse_script(&std::fs::read_to_string(script).unwrap()).unwrap() {
+        if turn.tool_calls.iter().any(|c| c.name == "run_tests") {
+            continue;
+        }
+        let calls = turn
+            .tool_calls
+            .iter()
+            .map(|c| (c.name.clone(), c.arguments.clone()))
+            .collect();
+        turns.push((turn.content, calls));
+    }
+    let responses = turns
+        .iter()
+        .enumerate()
+        .map(|(i, (content, calls))| MockResponse::sse(openai_body(content, calls, i + 1)))
+        .collect();
+    let server = MockServer::start(responses);
+    let model = format!("openai-compat:{}/v1#small", server.url());
+    let repo_arg = repo.path().display().to_string();
+    let ticket = repo.path().join("BILL-412.md").display().to_string();
+    let output = plumb(
+        home.path(),
+        &[
+            "fix",
+            "--repo",
+            &repo_arg,
+            "--ticket",
+            &ticket,
+            "--model",
+            &model,
+            "--json",
+            "--sandbox",
+            "none",
+        ],
+    );
+    let first = report(&output);
+    assert_eq!(first.outcome, Outcome::Success, "{}", stderr(&output));
+    assert!(first.patch.contains("+++ b/data/big.txt"));
+
+    // The journal holds the reply with the 10 MB call once, in full (the replay needs it), and
+    // every other text at most ENTRY_CAP_BYTES: together well under the reply plus 1 MiB.
+    let journal_bytes = std::fs::metadata(&first.journal).unwrap().len();
+    let bound = serde_json::to_string(&big).unwrap().len() as u64 + (1 << 20);
+    assert!(
+        journal_bytes < bound,
+        "the journal is {journal_bytes} bytes, over {bound}"
+    );
+
+    // Every request rebuilt from the journal is what the provider received, none cut.
+    let rebuilt = requests_of(&journal_events(&first));
+    let actual: Vec<(u64, Vec<String>)> = rebuilt
+        .iter()
+        .map(|r| {
+            let messages: Vec<Value> = r.messages.iter().map(wire).collect();
+            (r.left_out, fingerprint(&messages))
+        })
+        .collect();
+    let expected: Vec<(u64, Vec<String>)> = server
+        .requests()
+        .iter()
+        .map(|r| (0, fingerprint(&provider_messages(&r.json()))))
+        .collect();
+    assert_eq!(actual, expected);
+
+    // The replay reaches the same patch, byte for byte.
+    let replay = plumb(home.path(), &["replay", &first.journal, "--json"]);
+    let replayed = report(&replay);
+    assert_eq!(
+        (
+            replay.status.code(),
+            replayed.patch_sha256 == first.patch_sha256
+        ),
+        (Some(0), true),
+        "{}",
+        stderr(&replay)
+    );
+    assert_eq!(plumb_test_support::tree_digest(repo.path()), repo_before);
+    outside.assert_untouched(home.path(), &output);
+}
