@@ -161,13 +161,18 @@ impl Run {
             )));
         }
         let workspace_dir = spec.run_dir.join("workspace");
-        let workspace = Workspace::prepare(&spec.repo, &workspace_dir).map_err(|err| {
-            if err.is_infra() {
-                RunError::Infra(err.to_string())
-            } else {
-                RunError::BadInput(err.to_string())
-            }
-        })?;
+        let limits = plumb_workspace::CopyLimits {
+            max_file_bytes: spec.config.limits.max_file_bytes,
+            max_total_bytes: spec.config.limits.max_copy_bytes,
+        };
+        let (workspace, copied) = Workspace::prepare_with(&spec.repo, &workspace_dir, &limits)
+            .map_err(|err| {
+                if err.is_infra() {
+                    RunError::Infra(err.to_string())
+                } else {
+                    RunError::BadInput(err.to_string())
+                }
+            })?;
         if let Some(expected) = &spec.expect_base_tree
             && expected != workspace.base_tree()
         {
@@ -227,6 +232,9 @@ impl Run {
             meta: Box::new(run.meta()),
         })
         .await;
+        for message in copied.warnings() {
+            run.emit(Event::Warning { message }).await;
+        }
         if run.spec.sandbox.kind() == plumb_protocol::SandboxKind::None {
             let message = format!(
                 "{}. Every command the agent causes runs on this machine with your permissions.",

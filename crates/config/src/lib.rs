@@ -100,6 +100,10 @@ pub struct Limits {
     pub max_usd: f64,
     /// Characters of repo map put in the first prompt.
     pub repo_map_chars: usize,
+    /// A repository file longer than this is left out of the workspace, with a warning.
+    pub max_file_bytes: u64,
+    /// The workspace copy's files together may not be longer than this; a longer tree is refused.
+    pub max_copy_bytes: u64,
 }
 
 impl Default for Limits {
@@ -119,6 +123,9 @@ impl Default for Limits {
             max_tokens: 0,
             max_usd: 0.0,
             repo_map_chars: 6000,
+            // 50 MiB a file, 2 GiB in all: see `plumb_workspace::CopyLimits`.
+            max_file_bytes: 50 << 20,
+            max_copy_bytes: 2 << 30,
         }
     }
 }

@@ -14,7 +14,7 @@ mod ids;
 mod workspace;
 
 pub use confine::MAX_LINKS;
-pub use copy::PLUMBIGNORE;
+pub use copy::{CopyLimits, CopyReport, PLUMBIGNORE, SkippedFile};
 pub use diff::{ChangeKind, ChangedFile, Patch, sha256_hex};
 pub use error::{ConfineError, WorkspaceError};
 pub use ids::{CommitId, MAX_LABEL_CHARS, MAX_REF_NAME_CHARS, sanitize_label, sanitize_ref_name};

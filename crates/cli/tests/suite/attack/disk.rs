@@ -1,14 +1,19 @@
 //! Filling the disk: what a repository or the model writes must not grow plumb's own files past
 //! what happened. A 10 MB `create_file` is journalled once (not once per later request), and
-//! the journal still rebuilds every request and replays to the same patch.
+//! the journal still rebuilds every request and replays to the same patch; a 2 GB sparse file
+//! in the repository is left out of the copy with a sentence.
 
-use plumb_protocol::{Message, Outcome, Role, ToolCall};
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use plumb_protocol::{Event, Message, Outcome, Role, ToolCall};
+use plumb_test_support::Script;
 use plumb_test_support::mock_http::{MockResponse, MockServer};
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 
 use super::support::{Outside, repo_with};
-use crate::suite::common::{journal_events, plumb, report, requests_of, stderr};
+use crate::suite::common::{journal_events, plumb, plumb_command, report, requests_of, stderr};
 
 /// One turn as an OpenAI chat-completions stream: the text, each call's arguments in pieces of
 /// at most 32 KiB (a provider streams them in small pieces), usage, `[DONE]`.
@@ -201,5 +206,118 @@ fn a_ten_megabyte_create_file_is_journalled_once_and_replays_exactly() {
         stderr(&replay)
     );
     assert_eq!(plumb_test_support::tree_digest(repo.path()), repo_before);
+    outside.assert_untouched(home.path(), &output);
+}
+
+/// The digest of every file of `repo` but those in the folder `skip` (too large to hash), and
+/// `git status` there: what the user's repository holds, for a before/after check.
+fn repo_state(repo: &Path, skip: &str) -> BTreeMap<String, String> {
+    let mut state = BTreeMap::new();
+    for entry in std::fs::read_dir(repo).unwrap().flatten() {
+        let name = entry.file_name().into_string().unwrap();
+        let path = entry.path();
+        if name == skip || name == ".git" {
+            continue;
+        } else if path.is_dir() {
+            for (file, digest) in plumb_test_support::tree_digest(&path) {
+                state.insert(format!("{name}/{file}"), digest);
+            }
+        } else {
+            state.insert(name, format!("{:?}", std::fs::read(&path).unwrap()));
+        }
+    }
+    let status = plumb_test_support::git(repo, &["status", "--porcelain"]);
+    state.insert("(git status)".to_string(), status);
+    state
+}
+
+/// The length of every file under `dir` (not following links), added up.
+fn folder_bytes(dir: &Path) -> u64 {
+    let mut total = 0;
+    for entry in std::fs::read_dir(dir).unwrap().flatten() {
+        let kind = entry.file_type().unwrap();
+        if kind.is_dir() {
+            total += folder_bytes(&entry.path());
+        } else if kind.is_file() {
+            total += entry.metadata().unwrap().len();
+        }
+    }
+    total
+}
+
+/// `plumb fix` of BILL-412 in `repo` with `script`, without a sandbox, and `extra` flags.
+fn fix(repo: &Path, home: &Path, script: Script, extra: &[&str]) -> std::process::Output {
+    let path = home.join("script.jsonl");
+    script.write(&path);
+    let mut command = fix_command(repo, home, &format!("script:{}", path.display()));
+    command.args(extra).output().unwrap()
+}
+
+fn fix_command(repo: &Path, home: &Path, model: &str) -> std::process::Command {
+    let mut command = plumb_command(home);
+    command.args(["fix", "--repo"]).arg(repo).arg("--ticket");
+    command.arg(repo.join("BILL-412.md"));
+    command.args(["--model", model, "--json", "--sandbox", "none"]);
+    command
+}
+
+#[test]
+fn a_two_gigabyte_sparse_file_is_left_out_of_the_copy_with_a_sentence() {
+    let outside = Outside::new();
+    let repo = repo_with(&[], &[]);
+    // Untracked, as a build or a test leaves it: the copy takes the tree as it stands.
+    std::fs::create_dir(repo.path().join("data")).unwrap();
+    let image = repo.path().join("data/disk.img");
+    std::fs::File::create(&image)
+        .unwrap()
+        .set_len(2 << 30)
+        .unwrap();
+    let image_before = std::fs::metadata(&image).unwrap();
+    let repo_before = repo_state(repo.path(), "data");
+    let home = tempfile::tempdir().unwrap();
+
+    let output = fix(
+        repo.path(),
+        home.path(),
+        Script::new().tool("read_file", json!({"path": "data/disk.img"})),
+        &[],
+    );
+
+    let report = report(&output);
+    let sentence = "data/disk.img was left out of the workspace: it is 2.0 GiB (0 bytes of it on disk: a \
+                    sparse file), over limits.max_file_bytes (50.0 MiB); the agent does not see it and your \
+                    repository still has it. Raise limits.max_file_bytes if the fix needs it";
+    let events = journal_events(&report);
+    let warned = events
+        .iter()
+        .any(|e| matches!(e, Event::Warning { message } if message == sentence));
+    let read = events.iter().find_map(|e| match e {
+        Event::ToolFinished { name, ok, .. } if name == "read_file" => Some(*ok),
+        _ => None,
+    });
+    let run_bytes = folder_bytes(Path::new(&report.workspace));
+    let image_after = std::fs::metadata(&image).unwrap();
+    let actual = (
+        warned,
+        stderr(&output).contains(&format!("plumb: WARNING: {sentence}")),
+        read,
+        run_bytes < 50 << 20,
+        (image_after.len(), image_after.modified().unwrap()),
+        repo_state(repo.path(), "data") == repo_before,
+    );
+    let expected = (
+        true,
+        true,
+        Some(false),
+        true,
+        (image_before.len(), image_before.modified().unwrap()),
+        true,
+    );
+    assert_eq!(
+        actual,
+        expected,
+        "run folder {run_bytes} bytes; {}",
+        stderr(&output)
+    );
     outside.assert_untouched(home.path(), &output);
 }
