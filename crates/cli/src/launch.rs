@@ -10,7 +10,7 @@ use plumb_model::ModelClient;
 use plumb_verify::TestCommand;
 use tokio_util::sync::CancellationToken;
 
-use crate::{Failure, progress, setup};
+use crate::{Failure, progress, prune, setup};
 
 /// What a command asks the engine to do.
 pub(crate) struct Task {
@@ -26,13 +26,17 @@ pub(crate) struct Task {
 /// Runs `task` under `config` with live progress on stderr.
 pub(crate) async fn run(task: Task, config: Config) -> Result<FinalReport, Failure> {
     let run_id = new_run_id();
-    let run_dir = setup::runs_dir(&config)?.join(&run_id);
+    let runs_dir = setup::runs_dir(&config)?;
+    let run_dir = runs_dir.join(&run_id);
     std::fs::create_dir_all(&run_dir).map_err(|err| {
         Failure::bad_input(format!(
             "could not create the run folder {}: {err}; set runs_dir in plumb.toml or PLUMB_HOME to a writable folder",
             run_dir.display()
         ))
     })?;
+    // Held until this function returns: no other plumb prunes this folder while the run goes.
+    let _lock = prune::lock_run(&run_dir)?;
+    let keep = config.runs.clone();
     let sandbox = setup::build_sandbox(&config, run_dir.join("sandbox"))?;
     let cancel = CancellationToken::new();
     progress::cancel_on_ctrl_c(cancel.clone());
@@ -45,7 +49,7 @@ pub(crate) async fn run(task: Task, config: Config) -> Result<FinalReport, Failu
         config,
         test_command: task.test_command,
         sandbox,
-        run_id,
+        run_id: run_id.clone(),
         run_dir,
         journal_path: task.journal_path,
         cancel,
@@ -56,5 +60,8 @@ pub(crate) async fn run(task: Task, config: Config) -> Result<FinalReport, Failu
     let result = plumb_agent::run(spec).await;
     // The printer ends when the run drops its sender; wait so progress lines come before the report.
     let _ = printer.await;
+    for line in prune::prune(&runs_dir, &run_id, &keep).lines(&keep) {
+        eprintln!("{line}");
+    }
     Ok(result?)
 }

@@ -8,6 +8,7 @@ mod fix;
 mod launch;
 mod models;
 mod progress;
+mod prune;
 mod replay;
 mod setup;
 

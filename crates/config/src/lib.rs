@@ -47,6 +47,8 @@ pub struct Config {
     pub protected_paths: Vec<String>,
     /// Where runs (workspaces, journals) are kept; default `$PLUMB_HOME/runs` or `~/.local/state/plumb/runs`.
     pub runs_dir: Option<PathBuf>,
+    /// How many finished run folders are kept in `runs_dir`.
+    pub runs: Runs,
     pub providers: Providers,
     pub model_service: ModelService,
     pub prices: Prices,
@@ -69,6 +71,7 @@ impl Default for Config {
             tamper_block: Vec::new(),
             protected_paths: Vec::new(),
             runs_dir: None,
+            runs: Runs::default(),
             providers: Providers::default(),
             model_service: ModelService::default(),
             prices: Prices::default(),
@@ -126,6 +129,28 @@ impl Default for Limits {
             // 50 MiB a file, 2 GiB in all: see `plumb_workspace::CopyLimits`.
             max_file_bytes: 50 << 20,
             max_copy_bytes: 2 << 30,
+        }
+    }
+}
+
+/// Pruning of finished run folders, after each run. A run still going (its folder locked by
+/// another plumb) is never touched, and the run that just ended always stays.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Runs {
+    /// The newest this many finished runs keep their folders (the one just ended counts); older
+    /// ones are removed. 0 keeps every run.
+    pub keep: usize,
+    /// Of those, the newest this many also keep their workspace (the copy, the shadow git, the
+    /// check trees); older ones keep only the report, the journal and the patch. 0 keeps every one.
+    pub keep_workspaces: usize,
+}
+
+impl Default for Runs {
+    fn default() -> Self {
+        Self {
+            keep: 20,
+            keep_workspaces: 3,
         }
     }
 }

@@ -1,14 +1,15 @@
 //! Filling the disk: what a repository or the model writes must not grow plumb's own files past
 //! what happened. A 10 MB `create_file` is journalled once (not once per later request), and
 //! the journal still rebuilds every request and replays to the same patch; a 2 GB sparse file
-//! in the repository is left out of the copy with a sentence.
+//! in the repository is left out of the copy with a sentence; finished run folders are pruned
+//! by `runs.keep`, never one that is still going.
 
 use std::collections::BTreeMap;
 use std::path::Path;
 
 use plumb_protocol::{Event, Message, Outcome, Role, ToolCall};
 use plumb_test_support::Script;
-use plumb_test_support::mock_http::{MockResponse, MockServer};
+use plumb_test_support::mock_http::{MockResponse, MockServer, Piece};
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 
@@ -317,6 +318,113 @@ fn a_two_gigabyte_sparse_file_is_left_out_of_the_copy_with_a_sentence() {
         actual,
         expected,
         "run folder {run_bytes} bytes; {}",
+        stderr(&output)
+    );
+    outside.assert_untouched(home.path(), &output);
+}
+
+/// The run folders under `home/runs`: each name with what it still holds ("workspace" when the
+/// copy is there, else its files).
+fn run_folders(home: &Path) -> BTreeMap<String, String> {
+    std::fs::read_dir(home.join("runs"))
+        .unwrap()
+        .flatten()
+        .map(|entry| {
+            let name = entry.file_name().into_string().unwrap();
+            let kind = entry.file_type().unwrap();
+            let what = if kind.is_symlink() {
+                "link".to_string()
+            } else if entry.path().join("workspace").is_dir() {
+                "workspace".to_string()
+            } else {
+                let mut files: Vec<String> = std::fs::read_dir(entry.path())
+                    .unwrap()
+                    .flatten()
+                    .map(|f| f.file_name().into_string().unwrap())
+                    .collect();
+                files.sort();
+                files.join(" ")
+            };
+            (name, what)
+        })
+        .collect()
+}
+
+#[test]
+fn runs_keep_prunes_finished_run_folders_but_never_one_still_going() {
+    let outside = Outside::new();
+    let repo = repo_with(&[], &[]);
+    let home = tempfile::tempdir().unwrap();
+    // Three finished runs, kept whole while they were made.
+    let mut old = Vec::new();
+    for _ in 0..3 {
+        let output = fix(
+            repo.path(),
+            home.path(),
+            Script::new(),
+            &["-c", "runs.keep=0"],
+        );
+        old.push(report(&output).run_id);
+    }
+    // A link named like a run, to a folder outside: never followed, never removed.
+    let link = "r1-000000";
+    std::os::unix::fs::symlink(outside.path(), home.path().join("runs").join(link)).unwrap();
+    // Another plumb, still going: its model never answers.
+    let server = MockServer::start(vec![MockResponse::sse_pieces(vec![Piece::Stall])]);
+    let mut going = fix_command(
+        repo.path(),
+        home.path(),
+        &format!("openai-compat:{}/v1#small", server.url()),
+    )
+    .args([
+        "-c",
+        "model_service.idle_timeout_ms=600000",
+        "-c",
+        "model_service.max_attempts=1",
+    ])
+    .stdout(std::process::Stdio::null())
+    .stderr(std::process::Stdio::null())
+    .spawn()
+    .unwrap();
+    let waited = std::time::Instant::now();
+    while server.requests().is_empty() {
+        assert!(
+            waited.elapsed().as_secs() < 300,
+            "the other plumb never asked its model"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+    let going_id = run_folders(home.path())
+        .into_keys()
+        .find(|name| !old.contains(name) && name != link)
+        .unwrap();
+
+    let output = fix(
+        repo.path(),
+        home.path(),
+        Script::new(),
+        &["-c", "runs.keep=2", "-c", "runs.keep_workspaces=1"],
+    );
+    let current = report(&output).run_id;
+    let actual = run_folders(home.path());
+    going.kill().unwrap();
+    going.wait().unwrap();
+
+    // The run just ended and the newest old one are kept, the old one without its workspace; the
+    // two oldest are gone; the run still going is untouched.
+    let expected: BTreeMap<String, String> = [
+        (current, "workspace"),
+        (old[2].clone(), "journal.jsonl report.json run.lock"),
+        (going_id, "workspace"),
+        (link.to_string(), "link"),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k, v.to_string()))
+    .collect();
+    assert_eq!(actual, expected, "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("plumb: pruned old runs: 2 folders removed (runs.keep = 2), 1 kept without their workspace (runs.keep_workspaces = 1)"),
+        "{}",
         stderr(&output)
     );
     outside.assert_untouched(home.path(), &output);
