@@ -1,5 +1,6 @@
 //! The journal writer: one task owns the file and writes one JSON line per event, flushed as it
-//! goes, so a run that dies still leaves every event before the crash on disk.
+//! goes, so a run that dies still leaves every event before the crash on disk. What a line keeps
+//! of its event (a request's new messages, texts capped) is `journal_entry.rs`.
 
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -8,6 +9,8 @@ use plumb_protocol::{Event, JOURNAL_VERSION, JournalLine};
 use tokio::io::AsyncWriteExt;
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
+
+use crate::journal_entry::EntryWriter;
 
 /// How many events may wait for the writer before senders wait too.
 const QUEUE: usize = 256;
@@ -60,13 +63,14 @@ async fn write_lines(
     run: String,
 ) -> std::io::Result<()> {
     let mut seq = 0u64;
+    let mut entries = EntryWriter::default();
     while let Some(event) = rx.recv().await {
         let line = JournalLine {
             v: JOURNAL_VERSION,
             ts: now_ms(),
             run: run.clone(),
             seq,
-            event,
+            event: entries.entry(event),
         };
         seq += 1;
         let mut text = serde_json::to_string(&line).map_err(std::io::Error::other)?;
@@ -85,7 +89,8 @@ pub(crate) fn now_ms() -> u64 {
         .unwrap_or(0)
 }
 
-/// Reads a journal file back into its lines; the error names the line that does not parse.
+/// Reads a journal file back into its lines (versions 1 and 2; [`crate::journal_requests`] rebuilds
+/// the requests of either); the error names the line that does not parse or is of a newer version.
 pub fn read_journal(path: &Path) -> Result<Vec<JournalLine>, String> {
     // A journal is plumb's own file, named by the user, not workspace content.
     #[allow(clippy::disallowed_methods)]
@@ -95,13 +100,22 @@ pub fn read_journal(path: &Path) -> Result<Vec<JournalLine>, String> {
         .enumerate()
         .filter(|(_, line)| !line.trim().is_empty())
         .map(|(index, line)| {
-            serde_json::from_str::<JournalLine>(line).map_err(|err| {
+            let parsed = serde_json::from_str::<JournalLine>(line).map_err(|err| {
                 format!(
                     "line {} of the journal {} is not a plumb journal line: {err}",
                     index + 1,
                     path.display()
                 )
-            })
+            })?;
+            if parsed.v > JOURNAL_VERSION {
+                return Err(format!(
+                    "line {} of the journal {} is of journal version {}, newer than this plumb reads ({JOURNAL_VERSION}); read it with the plumb version named in its first line, or a newer one",
+                    index + 1,
+                    path.display(),
+                    parsed.v,
+                ));
+            }
+            Ok(parsed)
         })
         .collect()
 }

@@ -17,6 +17,7 @@ mod figure_inputs;
 mod figures;
 mod finish;
 mod journal;
+mod journal_entry;
 mod judged;
 mod lint_check;
 mod phases;
@@ -44,6 +45,7 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 pub use journal::{Journal, read_journal};
+pub use journal_entry::{ENTRY_CAP_BYTES, JournalRequest, journal_requests};
 pub use plumb_protocol::FinalReport;
 pub use replay::{ReplayPlan, plan_replay};
 pub use run::Run;

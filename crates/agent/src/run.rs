@@ -7,7 +7,8 @@ use std::time::{Duration, Instant};
 use plumb_context::prompt::{self, FirstMessage, Turn};
 use plumb_context::repo_map::{RepoMapOptions, render_outline};
 use plumb_protocol::{
-    CheckReport, Event, Message, Outcome, RunMeta, TestCounts, Timings, ToolCall, Usage,
+    CheckReport, Event, LoggedMessage, Message, Outcome, RunMeta, TestCounts, Timings, ToolCall,
+    Usage,
 };
 use plumb_tools::shorten::shorten;
 use plumb_tools::{
@@ -188,13 +189,18 @@ impl Run {
             )));
         }
         let workspace_dir = spec.run_dir.join("workspace");
-        let workspace = Workspace::prepare(&spec.repo, &workspace_dir).map_err(|err| {
-            if err.is_infra() {
-                RunError::Infra(err.to_string())
-            } else {
-                RunError::BadInput(err.to_string())
-            }
-        })?;
+        let limits = plumb_workspace::CopyLimits {
+            max_file_bytes: spec.config.limits.max_file_bytes,
+            max_total_bytes: spec.config.limits.max_copy_bytes,
+        };
+        let (workspace, copied) = Workspace::prepare_with(&spec.repo, &workspace_dir, &limits)
+            .map_err(|err| {
+                if err.is_infra() {
+                    RunError::Infra(err.to_string())
+                } else {
+                    RunError::BadInput(err.to_string())
+                }
+            })?;
         if let Some(expected) = &spec.expect_base_tree
             && expected != workspace.base_tree()
         {
@@ -254,6 +260,9 @@ impl Run {
             meta: Box::new(run.meta()),
         })
         .await;
+        for message in copied.warnings() {
+            run.emit(Event::Warning { message }).await;
+        }
         for ignored in run.spec.settings.ignored.clone() {
             run.emit(Event::Warning {
                 message: ignored.sentence(),
@@ -475,9 +484,11 @@ impl Run {
         let asked = Instant::now();
         let (reply, request) = loop {
             let messages = prompt::build_messages(&self.head, &self.turns, self.keep_full);
+            // Every message in full: the journal writer keeps only what is new.
             self.emit(Event::ModelRequest {
                 round,
-                messages: messages.clone(),
+                shared: 0,
+                messages: messages.iter().cloned().map(LoggedMessage::sent).collect(),
             })
             .await;
             let request = plumb_model::ModelRequest {

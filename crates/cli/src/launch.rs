@@ -11,7 +11,7 @@ use plumb_protocol::Provenance;
 use plumb_verify::TestCommand;
 use tokio_util::sync::CancellationToken;
 
-use crate::{Failure, progress, setup};
+use crate::{Failure, progress, prune, setup};
 
 /// What a command asks the engine to do.
 pub(crate) struct Task {
@@ -32,13 +32,17 @@ pub(crate) async fn run(
     settings: Provenance,
 ) -> Result<FinalReport, Failure> {
     let run_id = new_run_id();
-    let run_dir = setup::runs_dir(&config)?.join(&run_id);
+    let runs_dir = setup::runs_dir(&config)?;
+    let run_dir = runs_dir.join(&run_id);
     std::fs::create_dir_all(&run_dir).map_err(|err| {
         Failure::bad_input(format!(
             "could not create the run folder {}: {err}; set runs_dir in plumb.toml or PLUMB_HOME to a writable folder",
             run_dir.display()
         ))
     })?;
+    // Held until this function returns: no other plumb prunes this folder while the run goes.
+    let _lock = prune::lock_run(&run_dir)?;
+    let keep = config.runs.clone();
     let sandbox = setup::build_sandbox(&config, run_dir.join("sandbox"))?;
     let cancel = CancellationToken::new();
     progress::cancel_on_ctrl_c(cancel.clone());
@@ -51,7 +55,7 @@ pub(crate) async fn run(
         config,
         test_command: task.test_command,
         sandbox,
-        run_id,
+        run_id: run_id.clone(),
         run_dir,
         journal_path: task.journal_path,
         cancel,
@@ -63,5 +67,8 @@ pub(crate) async fn run(
     let result = plumb_agent::run(spec).await;
     // The printer ends when the run drops its sender; wait so progress lines come before the report.
     let _ = printer.await;
+    for line in prune::prune(&runs_dir, &run_id, &keep).lines(&keep) {
+        eprintln!("{line}");
+    }
     Ok(result?)
 }

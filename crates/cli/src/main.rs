@@ -9,6 +9,7 @@ mod fix;
 mod launch;
 mod models;
 mod progress;
+mod prune;
 mod replay;
 mod setup;
 

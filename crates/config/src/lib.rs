@@ -61,6 +61,8 @@ pub struct Config {
     pub protected_paths: Vec<String>,
     /// Where runs (workspaces, journals) are kept; default `$PLUMB_HOME/runs` or `~/.local/state/plumb/runs`.
     pub runs_dir: Option<PathBuf>,
+    /// How many finished run folders are kept in `runs_dir`.
+    pub runs: Runs,
     pub providers: Providers,
     pub model_service: ModelService,
     pub prices: Prices,
@@ -84,6 +86,7 @@ impl Default for Config {
             tamper_unblock: Vec::new(),
             protected_paths: Vec::new(),
             runs_dir: None,
+            runs: Runs::default(),
             providers: Providers::default(),
             model_service: ModelService::default(),
             prices: Prices::default(),
@@ -115,6 +118,10 @@ pub struct Limits {
     pub max_usd: f64,
     /// Characters of repo map put in the first prompt.
     pub repo_map_chars: usize,
+    /// A repository file longer than this is left out of the workspace, with a warning.
+    pub max_file_bytes: u64,
+    /// The workspace copy's files together may not be longer than this; a longer tree is refused.
+    pub max_copy_bytes: u64,
 }
 
 impl Default for Limits {
@@ -134,6 +141,31 @@ impl Default for Limits {
             max_tokens: 0,
             max_usd: 0.0,
             repo_map_chars: 6000,
+            // 50 MiB a file, 2 GiB in all: see `plumb_workspace::CopyLimits`.
+            max_file_bytes: 50 << 20,
+            max_copy_bytes: 2 << 30,
+        }
+    }
+}
+
+/// Pruning of finished run folders, after each run. A run still going (its folder locked by
+/// another plumb) is never touched, and the run that just ended always stays.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Runs {
+    /// The newest this many finished runs keep their folders (the one just ended counts); older
+    /// ones are removed. 0 keeps every run.
+    pub keep: usize,
+    /// Of those, the newest this many also keep their workspace (the copy, the shadow git, the
+    /// check trees); older ones keep only the report, the journal and the patch. 0 keeps every one.
+    pub keep_workspaces: usize,
+}
+
+impl Default for Runs {
+    fn default() -> Self {
+        Self {
+            keep: 20,
+            keep_workspaces: 3,
         }
     }
 }

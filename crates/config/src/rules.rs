@@ -80,6 +80,16 @@ pub(crate) const RULES: &[(&str, Rule)] = &[
     ("limits.max_tokens", Rule::AtMostOrNone),
     ("limits.max_usd", Rule::AtMostOrNone),
     ("limits.repo_map_chars", Rule::AtMost),
+    ("limits.max_file_bytes", Rule::AtMost),
+    ("limits.max_copy_bytes", Rule::AtMost),
+    (
+        "runs.keep",
+        Rule::Forbidden("only your own settings can say how many of your past runs are kept"),
+    ),
+    (
+        "runs.keep_workspaces",
+        Rule::Forbidden("only your own settings can say how many of your past runs are kept"),
+    ),
     ("run.allowed_commands", Rule::Subset),
     ("tamper_block", Rule::Union),
     (

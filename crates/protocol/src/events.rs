@@ -5,8 +5,10 @@ use serde::{Deserialize, Serialize};
 
 use crate::{CheckReport, FinalReport, Message, ModelReply, Outcome, SandboxKind, TestCounts};
 
-/// Version of the journal line format.
-pub const JOURNAL_VERSION: u32 = 1;
+/// Version of the journal line format. Version 2 records each model request as the messages it
+/// shares with the request before it plus the new ones ([`LoggedMessage`]); a version 1 line has
+/// no `shared` and every message in full, which reads the same way (`shared` 0).
+pub const JOURNAL_VERSION: u32 = 2;
 
 /// The first line of every journal: what a replay needs to reach the same patch.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -52,9 +54,15 @@ pub enum Event {
         exit_code: Option<i32>,
         duration_ms: u64,
     },
+    /// A request to the model. The journal keeps only what is new: the first `shared` messages
+    /// are those of the request before it (in the same journal), `messages` the rest. An event as
+    /// the run emits it has `shared` 0 and every message sent in full; the journal writer
+    /// shortens it (see `plumb_agent::journal_requests` for the way back).
     ModelRequest {
         round: u32,
-        messages: Vec<Message>,
+        #[serde(default, skip_serializing_if = "is_zero")]
+        shared: usize,
+        messages: Vec<LoggedMessage>,
     },
     ModelReply {
         round: u32,
@@ -110,6 +118,37 @@ pub enum Event {
         outcome: Outcome,
         report: Box<FinalReport>,
     },
+}
+
+/// One message of a [`Event::ModelRequest`] as the journal keeps it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum LoggedMessage {
+    /// An assistant message that is exactly the reply of round `reply_of_round`, which that
+    /// round's `model_reply` line holds in full.
+    ReplyOf { reply_of_round: u32 },
+    /// The message as it was sent; when `left_out` is not 0 the journal kept only the head and
+    /// tail of its longer texts, and that many bytes of them are missing.
+    Sent {
+        #[serde(flatten)]
+        message: Message,
+        #[serde(default, skip_serializing_if = "is_zero")]
+        left_out: u64,
+    },
+}
+
+impl LoggedMessage {
+    /// A message as sent, in full.
+    pub fn sent(message: Message) -> Self {
+        LoggedMessage::Sent {
+            message,
+            left_out: 0,
+        }
+    }
+}
+
+fn is_zero<T: Default + PartialEq>(value: &T) -> bool {
+    *value == T::default()
 }
 
 /// One line of a journal file.

@@ -8,7 +8,7 @@ mod numbers;
 mod report;
 mod settings;
 
-pub use events::{Event, JOURNAL_VERSION, JournalLine, RunMeta};
+pub use events::{Event, JOURNAL_VERSION, JournalLine, LoggedMessage, RunMeta};
 pub use messages::{Message, ModelReply, Role, ToolCall, ToolSpec, Usage};
 pub use numbers::thousands;
 pub use report::{

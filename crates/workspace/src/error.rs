@@ -30,6 +30,14 @@ pub enum WorkspaceError {
     )]
     SourceUnreadable { path: PathBuf, detail: String },
 
+    /// The source's files add up to more than the copy may hold.
+    #[error(
+        "the files of {} add up to more than limits.max_copy_bytes ({limit}); list the large folders that a fix \
+         does not need in .plumbignore, or raise limits.max_copy_bytes",
+        path.display()
+    )]
+    SourceTooLarge { path: PathBuf, limit: String },
+
     /// `prepare` was given a run directory that already holds something.
     #[error("the run directory {} is not empty; pass a new or empty directory for this run", path.display())]
     RunDirNotEmpty { path: PathBuf },
@@ -139,6 +147,7 @@ impl WorkspaceError {
             WorkspaceError::SourceMissing { .. }
             | WorkspaceError::SourceNotDirectory { .. }
             | WorkspaceError::SourceUnreadable { .. }
+            | WorkspaceError::SourceTooLarge { .. }
             | WorkspaceError::RunDirNotEmpty { .. }
             | WorkspaceError::RunDirInsideSource { .. }
             | WorkspaceError::NotPrepared { .. }

@@ -15,7 +15,7 @@ mod reader;
 mod workspace;
 
 pub use confine::{MAX_LINKS, is_hidden_char};
-pub use copy::PLUMBIGNORE;
+pub use copy::{CopyLimits, CopyReport, PLUMBIGNORE, SkippedFile};
 pub use diff::{ChangeKind, ChangedFile, Entry, EntryMode, ObjectId, Patch, sha256_hex};
 pub use error::{ConfineError, WorkspaceError};
 pub use ids::{CommitId, MAX_LABEL_CHARS, MAX_REF_NAME_CHARS, sanitize_label, sanitize_ref_name};

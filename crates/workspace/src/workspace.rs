@@ -19,7 +19,7 @@ use std::io;
 use std::path::{Component, Path, PathBuf};
 
 use crate::confine;
-use crate::copy::copy_tree;
+use crate::copy::{CopyLimits, CopyReport, copy_tree};
 use crate::diff::{self, ChangedFile, Entry, EntryMode, Patch};
 use crate::error::{ConfineError, WorkspaceError};
 use crate::git::{Git, GitFailure, MAX_STDOUT};
@@ -87,6 +87,15 @@ impl Workspace {
     /// (outside the copy), then commits the baseline. `run_dir` must not exist or be empty, and must not lie
     /// inside `source`. Nothing is written into `source` and no git command runs on it.
     pub fn prepare(source: &Path, run_dir: &Path) -> Result<Workspace, WorkspaceError> {
+        Self::prepare_with(source, run_dir, &CopyLimits::default()).map(|(ws, _)| ws)
+    }
+
+    /// [`Workspace::prepare`] within `limits`; the report names the files left out for their size.
+    pub fn prepare_with(
+        source: &Path,
+        run_dir: &Path,
+        limits: &CopyLimits,
+    ) -> Result<(Workspace, CopyReport), WorkspaceError> {
         let source = canonical_source(source)?;
         let run_dir = absolute_run_dir(run_dir)?;
         if run_dir.starts_with(&source) {
@@ -108,7 +117,7 @@ impl Workspace {
         for dir in [&root, &home] {
             fs::create_dir(dir).map_err(|e| WorkspaceError::io("create the folder", dir, e))?;
         }
-        copy_tree(&source, &root)?;
+        let copied = copy_tree(&source, &root, limits)?;
 
         let git = Git::new(git_dir.clone(), root.clone(), home);
         git.init()?;
@@ -125,13 +134,14 @@ impl Workspace {
         );
         git.run_with_input(&["update-ref", "--stdin"], refs.as_bytes())?;
 
-        Ok(Workspace {
+        let workspace = Workspace {
             run_dir,
             root,
             git,
             baseline,
             base_tree: tree,
-        })
+        };
+        Ok((workspace, copied))
     }
 
     /// Reopens a workspace that [`Workspace::prepare`] created (for later commands like `plumb apply`).

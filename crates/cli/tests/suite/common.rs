@@ -85,6 +85,23 @@ pub fn journal_events(report: &FinalReport) -> Vec<Event> {
         .collect()
 }
 
+/// Every model request of `events` (a journal's, in order) with all its messages: the journal
+/// keeps only each request's new messages.
+pub fn requests_of(events: &[Event]) -> Vec<plumb_agent::JournalRequest> {
+    let lines: Vec<JournalLine> = events
+        .iter()
+        .enumerate()
+        .map(|(seq, event)| JournalLine {
+            v: plumb_protocol::JOURNAL_VERSION,
+            ts: 0,
+            run: String::new(),
+            seq: seq as u64,
+            event: event.clone(),
+        })
+        .collect();
+    plumb_agent::journal_requests(&lines).unwrap()
+}
+
 pub fn stderr(output: &Output) -> String {
     String::from_utf8_lossy(&output.stderr).into_owned()
 }

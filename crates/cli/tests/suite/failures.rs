@@ -6,7 +6,9 @@ use plumb_test_support::{Script, git, tree_digest};
 use pretty_assertions::assert_eq;
 use serde_json::json;
 
-use super::common::{Fixture, journal_events, plumb_command, report, shadow_git, stderr, work_dir};
+use super::common::{
+    Fixture, journal_events, plumb_command, report, requests_of, shadow_git, stderr, work_dir,
+};
 
 const NEW_TEST: &str = "from decimal import Decimal\n\nfrom billing.invoice_totals import compute_invoice_totals\nfrom billing.models import Invoice, LineItem\n\n\ndef test_gst_after_discount():\n    item = LineItem(sku=\"KB\", description=\"kb\", unit_price=Decimal(\"1000.00\"), quantity=1, category=\"standard\", discount=Decimal(\"100.00\"))\n    totals = compute_invoice_totals(Invoice(number=\"I\", customer_id=\"C\", items=[item]))\n    assert totals.tax == Decimal(\"162.00\")\n";
 
@@ -75,14 +77,14 @@ fn tool_results(events: &[Event]) -> Vec<(String, bool, String)> {
 
 /// The tool messages of the request that follows each round, keyed by round.
 fn last_tool_message(events: &[Event], round: u32) -> Option<String> {
-    events.iter().find_map(|e| match e {
-        Event::ModelRequest { round: r, messages } if *r == round => messages
-            .iter()
-            .rev()
-            .find(|m: &&Message| m.role == Role::Tool)
-            .map(|m| m.content.clone()),
-        _ => None,
-    })
+    requests_of(events)
+        .into_iter()
+        .find(|request| request.round == round)?
+        .messages
+        .iter()
+        .rev()
+        .find(|m: &&Message| m.role == Role::Tool)
+        .map(|m| m.content.clone())
 }
 
 #[test]
@@ -277,11 +279,11 @@ fn the_journal_starts_with_the_run_metadata_and_numbers_its_lines() {
     let seqs: Vec<u64> = lines.iter().map(|l| l.seq).collect();
     let first_is_meta = matches!(&lines[0].event, Event::RunStarted { meta } if meta.run_id == report.run_id && !meta.base_commit.is_empty());
     let last_is_end = matches!(&lines[lines.len() - 1].event, Event::RunFinished { .. });
-    let all_v1_same_run = lines
+    let all_current_same_run = lines
         .iter()
-        .all(|l| l.v == 1 && l.run == report.run_id && l.ts > 0);
+        .all(|l| l.v == plumb_protocol::JOURNAL_VERSION && l.run == report.run_id && l.ts > 0);
     assert_eq!(
-        (first_is_meta, last_is_end, all_v1_same_run, seqs),
+        (first_is_meta, last_is_end, all_current_same_run, seqs),
         (
             true,
             true,

@@ -7,7 +7,7 @@ use plumb_test_support::Script;
 use plumb_test_support::mock_http::{MockResponse, MockServer};
 use serde_json::json;
 
-use super::common::{Fixture, journal_events, plumb_command, report, stderr};
+use super::common::{Fixture, journal_events, plumb_command, report, requests_of, stderr};
 
 /// The small-model helpers a guided run on BILL-412 needs: the phases, and the code (with its
 /// test file) up front.
@@ -45,25 +45,25 @@ fn fix_then_test(
 }
 
 fn tool_message(events: &[Event], round: u32) -> Option<String> {
-    events.iter().find_map(|e| match e {
-        Event::ModelRequest { round: r, messages } if *r == round => messages
-            .iter()
-            .rev()
-            .find(|m: &&Message| m.role == Role::Tool)
-            .map(|m| m.content.clone()),
-        _ => None,
-    })
+    requests_of(events)
+        .into_iter()
+        .find(|request| request.round == round)?
+        .messages
+        .iter()
+        .rev()
+        .find(|m: &&Message| m.role == Role::Tool)
+        .map(|m| m.content.clone())
 }
 
 fn first_user_message(events: &[Event]) -> String {
-    events
-        .iter()
-        .find_map(|e| match e {
-            Event::ModelRequest { messages, .. } => messages
-                .iter()
+    requests_of(events)
+        .into_iter()
+        .find_map(|request| {
+            request
+                .messages
+                .into_iter()
                 .find(|m| m.role == Role::User)
-                .map(|m| m.content.clone()),
-            _ => None,
+                .map(|m| m.content)
         })
         .unwrap()
 }

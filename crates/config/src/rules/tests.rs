@@ -10,6 +10,7 @@ use super::*;
 use crate::provenance::{dotted, leaves, table_of};
 use crate::{
     Config, Helpers, Limits, Local, ModelService, PriceOverride, Provider, Providers, RunPolicy,
+    Runs,
 };
 
 fn toml(text: &str) -> Value {
@@ -177,7 +178,13 @@ fn every_key_set() -> Config {
         max_tokens,
         max_usd,
         repo_map_chars,
+        max_file_bytes,
+        max_copy_bytes,
     } = Limits::default();
+    let Runs {
+        keep,
+        keep_workspaces,
+    } = Runs::default();
     let ModelService {
         max_attempts,
         initial_backoff_ms,
@@ -223,12 +230,18 @@ fn every_key_set() -> Config {
             max_tokens,
             max_usd,
             repo_map_chars,
+            max_file_bytes,
+            max_copy_bytes,
         },
         run: RunPolicy { allowed_commands },
         tamper_block: vec!["test_modified".into()],
         tamper_unblock: vec!["bidi_control".into()],
         protected_paths: vec!["migrations/".into()],
         runs_dir: Some(PathBuf::from("/tmp/runs")),
+        runs: Runs {
+            keep,
+            keep_workspaces,
+        },
         providers: Providers {
             openai: provider(),
             anthropic: provider(),

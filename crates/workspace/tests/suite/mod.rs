@@ -3,6 +3,7 @@
 
 mod checkpoint;
 mod confine;
+mod copy_limits;
 mod patch;
 mod prepare;
 

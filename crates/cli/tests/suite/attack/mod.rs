@@ -8,6 +8,7 @@
 //! Each module is one class of attack.
 
 mod deadline;
+mod disk;
 mod ladder;
 mod patch_hazards;
 mod prompt_links;

@@ -6,7 +6,7 @@ use plumb_test_support::Script;
 use serde_json::json;
 
 use super::support::{Outside, fix_within, repo_with, tool_outputs};
-use crate::suite::common::{journal_events, report};
+use crate::suite::common::{journal_events, report, requests_of};
 
 fn done() -> Script {
     Script::new().tool("done", json!({"summary": "nothing"}))
@@ -14,14 +14,9 @@ fn done() -> Script {
 
 /// Every message of every model request of the run, as one text.
 fn requests(report: &plumb_protocol::FinalReport) -> String {
-    journal_events(report)
+    requests_of(&journal_events(report))
         .into_iter()
-        .filter_map(|event| match event {
-            plumb_protocol::Event::ModelRequest { messages, .. } => {
-                Some(serde_json::to_string(&messages).unwrap())
-            }
-            _ => None,
-        })
+        .map(|request| serde_json::to_string(&request.messages).unwrap())
         .collect()
 }
 

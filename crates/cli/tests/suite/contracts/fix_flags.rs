@@ -7,7 +7,7 @@ use plumb_test_support::{Script, billing_example};
 use pretty_assertions::assert_eq;
 use serde_json::json;
 
-use crate::suite::common::{Fixture, journal_events, plumb, report, stderr};
+use crate::suite::common::{Fixture, journal_events, plumb, report, requests_of, stderr};
 
 #[test]
 fn ticket_text_test_cmd_journal_and_out_reach_where_they_say_in_a_bill_412_run() {
@@ -50,12 +50,12 @@ fn ticket_text_test_cmd_journal_and_out_reach_where_they_say_in_a_bill_412_run()
         Event::RunStarted { meta } => Some((meta.ticket.clone(), meta.test_command.clone())),
         _ => None,
     });
-    let first_request_has_ticket = events.iter().find_map(|event| match event {
-        Event::ModelRequest { messages, .. } => messages
+    let first_request_has_ticket = requests_of(&events).first().and_then(|request| {
+        request
+            .messages
             .iter()
             .find(|message| message.role == Role::User)
-            .map(|message| message.content.contains(ticket.trim())),
-        _ => None,
+            .map(|message| message.content.contains(ticket.trim()))
     });
     let full_suite = report
         .checks
