@@ -16,6 +16,7 @@ mod done;
 mod figure_inputs;
 mod figures;
 mod finish;
+mod head;
 mod journal;
 mod journal_entry;
 mod judged;

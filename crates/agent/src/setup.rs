@@ -3,7 +3,7 @@
 //! dependencies, generated files) becomes the new baseline, so it is never part of the patch. The
 //! agent's own commands never get the network; this is the one door, and the user opens it.
 
-use plumb_protocol::Event;
+use plumb_protocol::{Event, SettingSource};
 use plumb_sandbox::{CommandSpec, Network};
 use plumb_tools::sandbox_limits;
 use plumb_tools::shorten::shorten;
@@ -23,11 +23,25 @@ impl Run {
         let argv = plumb_verify::parse_command(&text)
             .map_err(|err| RunError::BadInput(format!("setup_command in plumb.toml: {err}")))?
             .argv;
-        let network = if self.spec.config.setup_network {
+        // The network is the user's to give, and only to a command the user chose: a setup command
+        // from the repository's own plumb.toml (a stranger's text) runs offline even when
+        // `setup_network` is on, or it could send the user's uncommitted work anywhere.
+        let from_repository = self
+            .spec
+            .settings
+            .setting("setup_command")
+            .is_some_and(|s| matches!(s.source, SettingSource::RepoFile { .. }));
+        let network = if self.spec.config.setup_network && !from_repository {
             Network::Host
         } else {
             Network::Off
         };
+        if self.spec.config.setup_network && from_repository {
+            let message = format!(
+                "the setup command `{text}` comes from the repository's plumb.toml, so it runs without the network although setup_network is on: only a setup command from your own settings or -c gets the network"
+            );
+            self.emit(Event::Warning { message }).await;
+        }
         let spec = CommandSpec {
             argv: argv.clone(),
             workdir: self.workspace.root().to_path_buf(),

@@ -515,8 +515,31 @@ fn the_repository_cannot_give_its_setup_command_the_network() {
 }
 
 #[test]
-fn the_user_can_give_the_repositorys_setup_command_the_network() {
-    let (output, reached, _home) = setup_run(false, &["-c", "setup_network=true"]);
+fn the_users_setup_network_is_not_given_to_the_repositorys_setup_command() {
+    let outside = Outside::new();
+    let (output, reached, home) = setup_run(false, &["-c", "setup_network=true"]);
+
+    outside.assert_untouched(home.path(), &output);
+    let report = report(&output);
+    assert_eq!((reached, setup_networks(&report)), (false, vec![false]));
+    assert_warned(
+        &output,
+        &report,
+        "the setup command `python3 reach_host.py` comes from the repository's plumb.toml, so it runs without the network although setup_network is on: only a setup command from your own settings or -c gets the network",
+    );
+}
+
+#[test]
+fn the_user_can_give_their_own_setup_command_the_network() {
+    let (output, reached, _home) = setup_run(
+        false,
+        &[
+            "-c",
+            "setup_command=python3 reach_host.py",
+            "-c",
+            "setup_network=true",
+        ],
+    );
 
     let report = report(&output);
     assert_eq!((reached, setup_networks(&report)), (true, vec![true]));
