@@ -7,5 +7,6 @@
 //! (journal, report, patch, stdout, stderr) and nothing changed outside ([`support::Outside`]).
 //! Each module is one class of attack.
 
+mod children;
 mod prompt_links;
 mod support;
