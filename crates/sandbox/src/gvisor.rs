@@ -248,6 +248,7 @@ impl Sandbox for GvisorSandbox {
         let config = bundle::config(
             &view,
             &bundle::Invocation {
+                bundle: bundle_dir.path(),
                 workdir,
                 env: &env,
                 argv: &cmd.argv,
@@ -256,7 +257,7 @@ impl Sandbox for GvisorSandbox {
                 network: cmd.network,
             },
         );
-        bundle::write_rootfs(&bundle_dir.path().join("rootfs"), &view)
+        bundle::write_rootfs(bundle_dir.path(), &view)
             .and_then(|()| {
                 std::fs::write(bundle_dir.path().join("config.json"), config.to_string())
             })
