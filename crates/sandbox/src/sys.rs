@@ -219,3 +219,38 @@ pub(crate) fn prepare_child(cmd: &mut tokio::process::Command, setup: ChildSetup
         cmd.pre_exec(in_child);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+    use std::time::{Duration, Instant};
+
+    /// The kernel's "parent" is the thread that spawned the child, so a thread that ends
+    /// stands in for plumb dying: its child gets `SIGKILL`.
+    #[test]
+    fn a_child_dies_with_the_thread_that_spawned_it() {
+        let spawned = std::thread::spawn(|| {
+            let mut cmd = std::process::Command::new("sleep");
+            cmd.arg("600");
+            die_with_parent(&mut cmd);
+            cmd.spawn().unwrap()
+        });
+        let mut child = spawned.join().unwrap();
+
+        let until = Instant::now() + Duration::from_secs(5);
+        let status = loop {
+            if let Some(status) = child.try_wait().unwrap() {
+                break Some(status);
+            }
+            if Instant::now() > until {
+                let _ = child.kill();
+                break None;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        };
+
+        use std::os::unix::process::ExitStatusExt as _;
+        assert_eq!(status.and_then(|s| s.signal()), Some(libc::SIGKILL));
+    }
+}

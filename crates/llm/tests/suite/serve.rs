@@ -1,7 +1,8 @@
 //! End-to-end: spawn `plumb-llm` on the real 0.5B model and drive the JSON Lines protocol.
 //!
-//! The model path comes from `PLUMB_LOCAL_MODEL_05B` (default: plumb's model cache). A missing model fails the
-//! test with the command that fetches it; it is never skipped.
+//! The model path comes from `PLUMB_LOCAL_MODEL_05B`, else plumb's models folder as `plumb models fetch` fills it
+//! (`$PLUMB_MODELS_DIR`, else `$XDG_CACHE_HOME/plumb/models`, else `$HOME/.cache/plumb/models`). A missing model
+//! fails the test with the command that fetches it; it is never skipped.
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::PathBuf;
@@ -16,9 +17,22 @@ const BIN: &str = env!("CARGO_BIN_EXE_plumb-llm");
 /// Per reply; generous because a loaded two-core machine slows llama.cpp down a lot.
 const REPLY_TIMEOUT: Duration = Duration::from_secs(300);
 
+/// plumb's models folder, found as `plumb-model`'s catalog finds it.
+fn models_dir() -> PathBuf {
+    let set = |name: &str| {
+        std::env::var_os(name)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    };
+    set("PLUMB_MODELS_DIR")
+        .or_else(|| set("XDG_CACHE_HOME").map(|d| d.join("plumb/models")))
+        .or_else(|| set("HOME").map(|d| d.join(".cache/plumb/models")))
+        .expect("none of PLUMB_LOCAL_MODEL_05B, PLUMB_MODELS_DIR, XDG_CACHE_HOME or HOME is set")
+}
+
 fn model_path() -> PathBuf {
     let path = std::env::var_os("PLUMB_LOCAL_MODEL_05B").map_or_else(
-        || PathBuf::from("/root/.cache/plumb/models/qwen2.5-coder-0.5b-instruct-q4_k_m.gguf"),
+        || models_dir().join("qwen2.5-coder-0.5b-instruct-q4_k_m.gguf"),
         PathBuf::from,
     );
     assert!(
@@ -101,12 +115,18 @@ impl Server {
 
     /// Closes stdin and waits for the exit code.
     fn finish(mut self) -> Option<i32> {
+        self.finish_within(Duration::from_secs(60))
+    }
+
+    /// Closes stdin and waits up to `limit` for the exit code (`None`: still running).
+    fn finish_within(&mut self, limit: Duration) -> Option<i32> {
         self.stdin = None;
-        for _ in 0..600 {
+        let until = std::time::Instant::now() + limit;
+        while std::time::Instant::now() < until {
             if let Some(status) = self.child.try_wait().expect("wait") {
                 return status.code();
             }
-            std::thread::sleep(Duration::from_millis(100));
+            std::thread::sleep(Duration::from_millis(50));
         }
         None
     }
@@ -337,4 +357,29 @@ fn a_persisted_prompt_state_is_loaded_by_the_next_process_and_a_broken_one_repla
         "first call: {first_call}\nsecond call: {second_call}"
     );
     let _ = std::fs::remove_dir_all(dir);
+}
+
+/// plumb closing stdin (or dying) while a reply is being generated: the runner drops the request and exits at
+/// once rather than keeping the cores busy for a reply nobody reads. The schema makes the reply a string of at
+/// least 1,900 characters (llama.cpp refuses a repetition of 2,000), so the model cannot end it early.
+#[test]
+fn closing_stdin_mid_generation_ends_the_runner_at_once() {
+    let mut server = Server::with_test_model(&[]);
+    server.next();
+    let request = json!({"id": 1, "prompt": first_prompt(), "max_tokens": 1900, "temperature": 0.0,
+        "json_schema": {"type": "string", "minLength": 1900}});
+
+    server.send_line(&request.to_string());
+    // Past the prompt: the short prompt takes well under a second, the reply at least half a minute.
+    std::thread::sleep(Duration::from_secs(2));
+    let closed = std::time::Instant::now();
+    let exit_code = server.finish_within(Duration::from_secs(5));
+    let waited = closed.elapsed();
+    let reply = server.lines.try_recv().ok();
+
+    assert_eq!(
+        (exit_code, reply),
+        (Some(0), None),
+        "the runner took {waited:?} after stdin closed"
+    );
 }
