@@ -64,9 +64,11 @@ pub(crate) struct Watch {
     _pipe: Option<ChildStdin>,
 }
 
-/// The watch's argv after `sh -c SCRIPT`.
+/// The watch's argv after `sh -c SCRIPT`: its name (`$0`, naming the plumb it watches for, so
+/// `ps` tells whose it is), the group, the directories, `--` and the last step.
 fn watch_args(pgid: u32, cleanup: &Cleanup) -> Vec<String> {
-    let mut args = vec!["plumb-watch".to_owned(), pgid.to_string()];
+    let name = format!("plumb-watch:{}", std::process::id());
+    let mut args = vec![name, pgid.to_string()];
     args.extend(
         cleanup
             .remove_dirs
@@ -133,10 +135,10 @@ mod tests {
             watch_args(42, &cleanup).join(" "),
         ];
 
+        let name = format!("plumb-watch:{}", std::process::id());
         let expected = [
-            "plumb-watch 42".to_owned(),
-            "plumb-watch 42 /cg/memory/plumb-1-2 /cg/pids/plumb-1-2 -- /usr/bin/runsc delete"
-                .to_owned(),
+            format!("{name} 42"),
+            format!("{name} 42 /cg/memory/plumb-1-2 /cg/pids/plumb-1-2 -- /usr/bin/runsc delete"),
         ];
         assert_eq!(actual, expected);
     }

@@ -6,7 +6,8 @@
 //! The command is a test the scripted model writes and runs with `run_tests`: it starts a child
 //! of its own (and, behind a wall, one in a new session, which a process-group kill misses) and
 //! sleeps. Every one of them carries a marker in its argv; plumb's own launchers (bwrap, runsc)
-//! carry the run folder's path.
+//! carry the run folder's path, and the sandbox's watches (which clean up after a killed plumb)
+//! the killed plumb's pid.
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Output, Stdio};
@@ -218,7 +219,9 @@ fn killed_while_a_test_runs(sandbox: &str, new_session: bool) {
     let pid = plumb.child.id();
     let output = plumb.kill();
     let home_path = home.path().display().to_string();
-    let left = processes_with(&[&marker, &home_path], GRACE);
+    // The commands, plumb's launchers, and the watches that clean up after a killed plumb.
+    let watch = format!("plumb-watch:{pid} ");
+    let left = processes_with(&[&marker, &home_path, &watch], GRACE);
     kill_leftovers(left.iter().map(|line| pid_of(line)));
     let cgroups = cgroups_of(pid, GRACE);
     let states = if sandbox == "gvisor" {
