@@ -68,13 +68,13 @@ impl BwrapFixture {
         self.run_dir.path().canonicalize().unwrap().join("work")
     }
 
-    /// What `ls -A /tmp` shows inside: nothing, or with the run in `/tmp` the read-only
-    /// first folder of the path to the workspace.
+    /// What `ls -A /tmp` shows inside: nothing, or with the run under `/tmp` (in it, or in a
+    /// checkout there) the read-only first folder of the path to the workspace.
     pub fn tmp_listing(&self) -> String {
         let run = self.run_dir.path().canonicalize().unwrap();
-        match run.strip_prefix("/tmp") {
-            Ok(rest) => format!("{}\n", rest.display()),
-            Err(_) => String::new(),
+        match run.strip_prefix("/tmp").map(|rest| rest.components().next()) {
+            Ok(Some(first)) => format!("{}\n", first.as_os_str().to_string_lossy()),
+            _ => String::new(),
         }
     }
 
