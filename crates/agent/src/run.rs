@@ -4,8 +4,7 @@ use std::collections::BTreeSet;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use plumb_context::prompt::{self, FirstMessage, Turn};
-use plumb_context::repo_map::{RepoMapOptions, render_outline};
+use plumb_context::prompt::{self, Turn};
 use plumb_protocol::{
     CheckReport, Event, LoggedMessage, Message, Outcome, RunMeta, TestCounts, Timings, ToolCall,
     Usage,
@@ -17,7 +16,7 @@ use plumb_tools::{
 };
 use plumb_verify::tamper::TamperPolicy;
 use plumb_verify::{TestCommand, TestOutcome, TestResults};
-use plumb_workspace::{CommitId, Tree, Workspace};
+use plumb_workspace::{CommitId, Workspace};
 
 use crate::figures;
 use crate::journal::Journal;

@@ -10,8 +10,14 @@
 //! sample and decode one token at a time until an end-of-generation token, a stop string, a complete grammar,
 //! or `max_tokens`. After a stop string the tokens that spelled it are dropped from the cache too, so the next
 //! prompt (which holds the returned text, not the stop string) extends the cached text.
+//!
+//! Between prompt batches and between generated tokens the engine checks whether stdin has closed (see
+//! [`crate::input`]): then nobody will read the reply, and the request is abandoned
+//! ([`EngineError::Abandoned`]) with the cache cleared.
 
 use std::num::NonZeroU32;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use llama_cpp_2::context::LlamaContext;
@@ -51,6 +57,9 @@ pub enum EngineError {
     BadRequest(String),
     #[error("Internal error: {0}.")]
     Internal(String),
+    /// stdin closed part-way: the reply would have no reader, so none is sent.
+    #[error("The request was abandoned: stdin closed.")]
+    Abandoned,
 }
 
 impl EngineError {
@@ -59,7 +68,7 @@ impl EngineError {
         match self {
             Self::ContextWindowExceeded { .. } => ErrorKind::ContextWindowExceeded,
             Self::BadRequest(_) => ErrorKind::BadRequest,
-            Self::Internal(_) => ErrorKind::Internal,
+            Self::Internal(_) | Self::Abandoned => ErrorKind::Internal,
         }
     }
 }
@@ -95,15 +104,19 @@ pub struct Engine<'m> {
     log: TokenLog<LlamaToken>,
     batch: usize,
     store: Option<StateStore>,
+    /// Set when stdin ends; see the module header.
+    stdin_closed: Arc<AtomicBool>,
 }
 
 impl<'m> Engine<'m> {
-    /// Creates the context for `model`; `store` keeps the states of prompts sent with `persist`.
+    /// Creates the context for `model`; `store` keeps the states of prompts sent with `persist`; a request is
+    /// abandoned once `stdin_closed` is set.
     pub fn new(
         backend: &LlamaBackend,
         model: &'m LlamaModel,
         settings: ContextSettings,
         store: Option<StateStore>,
+        stdin_closed: Arc<AtomicBool>,
     ) -> Result<Self, String> {
         let threads = i32::try_from(settings.threads).unwrap_or(i32::MAX);
         let params = LlamaContextParams::default()
@@ -124,6 +137,7 @@ impl<'m> Engine<'m> {
             log: TokenLog::default(),
             batch: usize::try_from(settings.batch).unwrap_or(512).max(1),
             store,
+            stdin_closed,
         })
     }
 
@@ -295,8 +309,25 @@ impl<'m> Engine<'m> {
     ) -> Result<T, EngineError> {
         step(self).map_err(|err| {
             self.clear();
-            EngineError::Internal(err)
+            if self.abandoned() {
+                EngineError::Abandoned
+            } else {
+                EngineError::Internal(err)
+            }
         })
+    }
+
+    /// Whether stdin has closed; checked between units of work (see the module header).
+    fn abandoned(&self) -> bool {
+        self.stdin_closed.load(Ordering::SeqCst)
+    }
+
+    /// An error ending the step when stdin has closed.
+    fn check_abandoned(&self) -> Result<(), String> {
+        if self.abandoned() {
+            return Err("stdin closed".to_owned());
+        }
+        Ok(())
     }
 
     fn clear(&mut self) {
@@ -311,6 +342,7 @@ impl<'m> Engine<'m> {
         let chunks = tokens.chunks(self.batch);
         let n_chunks = chunks.len();
         for (chunk_no, chunk) in chunks.enumerate() {
+            self.check_abandoned()?;
             batch.clear();
             for (i, token) in chunk.iter().enumerate() {
                 let wants_logits = chunk_no + 1 == n_chunks && i + 1 == chunk.len();
@@ -355,6 +387,7 @@ impl<'m> Engine<'m> {
         let text_start = self.log.text_len();
 
         let finish = loop {
+            self.check_abandoned()?;
             let token = match sampler.sample(&self.ctx, logits_idx, |token| vocab.is_eog(token))? {
                 Step::Token(token) => token,
                 Step::GrammarDone => break Finish::Grammar,

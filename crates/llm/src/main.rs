@@ -1,21 +1,24 @@
 //! `plumb-llm`: runs a local GGUF model with llama.cpp on the CPU and serves it over JSON Lines.
 //!
 //! plumb starts this binary once per run and keeps it alive so the KV cache (the prompt prefix) carries over
-//! between rounds. Order: parse flags, load the model and context, print the `ready` line, then answer each
-//! stdin line with one stdout line until stdin closes (exit 0). Start-up failures print one
-//! `{"event":"error"}` line and exit 2 (bad flags or model file) or 1 (llama.cpp failed to load it).
-//! Protocol types are in [`protocol`]; the model side is in [`engine`].
+//! between rounds. Order: ask for `SIGKILL` when the parent dies (a killed plumb must not leave a runner keeping
+//! the cores busy), start reading stdin ([`input`]), parse flags, load the model and context, print the `ready`
+//! line, then answer each stdin line with one stdout line until stdin closes (exit 0; a request being answered
+//! then is abandoned, as nobody will read its reply). Start-up failures print one `{"event":"error"}` line and
+//! exit 2 (bad flags or model file) or 1 (llama.cpp failed to load it). Protocol types are in [`protocol`]; the
+//! model side is in [`engine`].
 
 mod args;
 mod cache;
 mod engine;
+mod input;
 mod persist;
 mod protocol;
 mod rss;
 mod sampling;
 mod text;
 
-use std::io::{BufRead, Write};
+use std::io::Write;
 use std::process::ExitCode;
 use std::time::Instant;
 
@@ -25,11 +28,15 @@ use llama_cpp_2::model::params::LlamaModelParams;
 use serde::Serialize;
 
 use crate::args::{Args, Command};
-use crate::engine::{ContextSettings, Engine, StateNote};
+use crate::engine::{ContextSettings, Engine, EngineError, StateNote};
+use crate::input::Input;
 use crate::persist::StateStore;
 use crate::protocol::{ErrorKind, ErrorReply, Event, Reply, Request, millis};
 
 fn main() -> ExitCode {
+    // Linux keeps this across the exec plumb started us with; a failure leaves only the stdin check below.
+    let _ = rustix::process::set_parent_process_death_signal(Some(rustix::process::Signal::KILL));
+    let input = Input::start();
     let default_threads =
         std::thread::available_parallelism().map_or(1, |n| u32::try_from(n.get()).unwrap_or(1));
     let args = match args::parse(std::env::args().skip(1), default_threads) {
@@ -40,7 +47,7 @@ fn main() -> ExitCode {
         }
         Err(message) => return fail(message, 2),
     };
-    match serve(&args) {
+    match serve(&args, &input) {
         Ok(()) => ExitCode::SUCCESS,
         Err(message) => fail(message, 1),
     }
@@ -55,7 +62,7 @@ fn fail(message: String, code: u8) -> ExitCode {
     ExitCode::from(code)
 }
 
-fn serve(args: &Args) -> Result<(), String> {
+fn serve(args: &Args, input: &Input) -> Result<(), String> {
     let started = Instant::now();
     let mut backend =
         LlamaBackend::init().map_err(|err| format!("llama.cpp did not initialise ({err})"))?;
@@ -78,7 +85,7 @@ fn serve(args: &Args) -> Result<(), String> {
         .state_dir
         .clone()
         .map(|dir| StateStore::new(dir, &args.model));
-    let mut engine = Engine::new(&backend, &model, settings, store)?;
+    let mut engine = Engine::new(&backend, &model, settings, store, input.closed())?;
 
     let mut stdout = std::io::stdout().lock();
     let ready = Event::Ready {
@@ -101,16 +108,8 @@ fn serve(args: &Args) -> Result<(), String> {
         );
     }
 
-    let mut stdin = std::io::stdin().lock();
-    let mut line = Vec::new();
-    loop {
-        line.clear();
-        let read = stdin
-            .read_until(b'\n', &mut line)
-            .map_err(|err| format!("could not read stdin ({err})"))?;
-        if read == 0 {
-            return Ok(());
-        }
+    while let Some(line) = input.next_line() {
+        let line = line?;
         let Ok(text) = std::str::from_utf8(&line) else {
             write_line(
                 &mut stdout,
@@ -126,6 +125,7 @@ fn serve(args: &Args) -> Result<(), String> {
             Err(bad) => write_line(&mut stdout, &bad_request(bad.id, bad.message))?,
         }
     }
+    Ok(())
 }
 
 fn answer(
@@ -171,6 +171,12 @@ fn answer(
                 peak_rss_kb: rss::peak_rss_kb(),
             };
             write_line(out, &reply)
+        }
+        Err(EngineError::Abandoned) => {
+            if verbose {
+                eprintln!("plumb-llm: id {}: abandoned, stdin closed", request.id);
+            }
+            Ok(())
         }
         Err(err) => {
             if verbose {

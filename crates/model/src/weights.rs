@@ -371,6 +371,8 @@ fn pip_download(
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .process_group(0);
+    // A killed plumb must not leave pip downloading on (issue 20).
+    plumb_sandbox::die_with_parent(&mut command);
     let shown = format!(
         "{} -m pip download --no-deps --only-binary=:all: -d {} {}",
         options.python.to_string_lossy(),

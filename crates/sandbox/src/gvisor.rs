@@ -16,6 +16,9 @@
 //!    when runsc dies), and every process of the command lives inside it (with the ptrace
 //!    platform, as stub processes under it). So the group kill on timeout or cancel takes the
 //!    whole sandbox down, including processes that double-forked inside.
+//!    If plumb dies (a `SIGKILL` included), runsc dies with it (`PR_SET_PDEATHSIG`), which
+//!    takes the attached sandbox and the gofer along, and the command's watch (`watch.rs`)
+//!    runs `runsc delete --force` for the state and cgroups left behind.
 //! 4. Cleanup (`runsc.rs`): `runsc delete --force` when runsc still has state for the
 //!    container, which also removes its cgroups; then the bundle.
 //! 5. Tell a failure of runsc itself (exit 128, one `running container: ...` line) from the
@@ -63,6 +66,7 @@ use crate::launcher::Launcher;
 use crate::spec::enforced;
 use crate::supervise::{Launch, cancelled_before_start, check_spec, supervise};
 use crate::sys::{self, ChildSetup, Rlimits};
+use crate::watch::Cleanup;
 use crate::{CommandOutput, CommandSpec, EnvPolicy, Network, Sandbox, SandboxError, SandboxKind};
 
 /// How long [`GvisorSandbox::probe`] lets `true` take.
@@ -244,6 +248,7 @@ impl Sandbox for GvisorSandbox {
         let config = bundle::config(
             &view,
             &bundle::Invocation {
+                bundle: bundle_dir.path(),
                 workdir,
                 env: &env,
                 argv: &cmd.argv,
@@ -252,7 +257,7 @@ impl Sandbox for GvisorSandbox {
                 network: cmd.network,
             },
         );
-        bundle::write_rootfs(&bundle_dir.path().join("rootfs"), &view)
+        bundle::write_rootfs(bundle_dir.path(), &view)
             .and_then(|()| {
                 std::fs::write(bundle_dir.path().join("config.json"), config.to_string())
             })
@@ -291,6 +296,10 @@ impl Sandbox for GvisorSandbox {
             },
             keep_open: Vec::new(),
             backend_enforced,
+            cleanup: Cleanup {
+                remove_dirs: Vec::new(),
+                then: runsc::orphan_delete(self.launcher.path(), &state_root, &id),
+            },
         };
 
         let runsc = self.launcher.path().to_path_buf();

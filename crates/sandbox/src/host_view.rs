@@ -9,13 +9,21 @@
 //! 2. Credentials in `/etc` covered: [`HIDDEN_FILES`] by an empty file, [`HIDDEN_DIRS`] (host
 //!    keys, private TLS keys) by an empty read-only directory.
 //! 3. A private, empty `/tmp` ([`TMP_INSIDE`]) and `HOME` ([`HOME_INSIDE`]) per command.
-//! 4. The command's `PATH` directories, read-only, by the rule of [`read_only_dirs`], then any
+//! 4. Covers ([`Cover`]): where a later mount lies deeper inside a writable private mount
+//!    ([`PRIVATE_WRITABLE`]: the private `/tmp` and `HOME`, and the sandbox's `/dev`), as a
+//!    workspace under the host's `/tmp` does, the first directory of its path there is an
+//!    empty read-only directory holding only the path down to the mounts. Without it every
+//!    folder above the workspace would be made inside the writable tmpfs, writable.
+//! 5. The command's `PATH` directories, read-only, by the rule of [`read_only_dirs`], then any
 //!    directories a backend's settings add.
-//! 5. The workspace, read-write, at its own path.
+//! 6. The workspace, read-write, at its own path.
 //!
 //! Nothing else of the host is there: not its `HOME`, `/root`, `/tmp`, `/var`, `/run`, nor
-//! the workspace's parent, which holds the shadow git directory. [`inspect_host`] looks at
-//! the host once per command; the backends build their mounts from its answer alone.
+//! the workspace's parent, which holds the shadow git directory. Every folder above the
+//! workspace is read-only, wherever the workspace is, except a private mount that is its
+//! direct parent (a workspace `/tmp/work` has the private `/tmp` above it). [`inspect_host`]
+//! looks at the host once per command; the backends build their mounts from its answer
+//! alone.
 
 use std::path::{Path, PathBuf};
 
@@ -23,6 +31,11 @@ use std::path::{Path, PathBuf};
 pub const HOME_INSIDE: &str = "/home/sandbox";
 /// `TMPDIR` inside the sandbox: an empty tmpfs per command.
 pub(crate) const TMP_INSIDE: &str = "/tmp";
+/// The writable places the sandbox makes itself (tmpfs), below which a host path mounted at
+/// its own path needs a [`Cover`]: the private `/tmp` and `HOME`, and `/dev` (bwrap's and
+/// gVisor's are a tmpfs too). `/dev/shm` comes before `/dev` so that a workspace in it (a
+/// common place for a fast one) is covered below it: POSIX shared memory stays writable.
+pub(crate) const PRIVATE_WRITABLE: [&str; 4] = [TMP_INSIDE, HOME_INSIDE, "/dev/shm", "/dev"];
 
 /// Top-level system paths shown read-only when they exist.
 const SYSTEM: [&str; 8] = [
@@ -46,13 +59,27 @@ pub(crate) enum SystemEntry {
     Symlink { link: PathBuf, target: PathBuf },
 }
 
+/// An empty read-only directory at `at`, the first directory below a private writable mount
+/// on the path of later mounts (item 4), holding only the directories down to them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Cover {
+    /// Where the cover is mounted, e.g. `/tmp/plumb-home`.
+    pub(crate) at: PathBuf,
+    /// The later mounts inside it, relative to `at`, e.g. `runs/r1/workspace/work`: the
+    /// directories it must hold (the bwrap backend lets bwrap make them before the cover is
+    /// made read-only; gVisor's bundle holds them ready).
+    pub(crate) inner: Vec<PathBuf>,
+}
+
 /// The host paths a command's mounts are built from, found by [`inspect_host`].
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(crate) struct HostView {
     pub(crate) system: Vec<SystemEntry>,
     pub(crate) hidden_files: Vec<PathBuf>,
     pub(crate) hidden_dirs: Vec<PathBuf>,
-    /// Directories shown read-only at their own path (item 4).
+    /// Covers over the paths of the mounts below (item 4).
+    pub(crate) covers: Vec<Cover>,
+    /// Directories shown read-only at their own path (item 5).
     pub(crate) read_only: Vec<PathBuf>,
 }
 
@@ -71,6 +98,7 @@ impl HostView {
             ],
             hidden_files: vec!["/etc/shadow".into()],
             hidden_dirs: vec!["/etc/ssh".into()],
+            covers: Vec::new(),
             read_only: vec!["/root/.pyenv".into()],
         }
     }
@@ -123,12 +151,52 @@ pub(crate) fn inspect_host(
             read_only.push(dir.clone());
         }
     }
+    let mounted: Vec<&Path> = read_only
+        .iter()
+        .map(PathBuf::as_path)
+        .chain([workdir])
+        .collect();
     HostView {
         system,
         hidden_files: existing(&HIDDEN_FILES, std::fs::Metadata::is_file),
         hidden_dirs: existing(&HIDDEN_DIRS, std::fs::Metadata::is_dir),
+        covers: covers(&mounted),
         read_only,
     }
+}
+
+/// The rule for item 4: for each of `mounted` (the later mounts at their own path) that lies
+/// inside a [`PRIVATE_WRITABLE`] mount with a folder between, one cover at the first folder
+/// below the mount, shared by every mount under it, in the order first needed.
+fn covers(mounted: &[&Path]) -> Vec<Cover> {
+    let mut covers: Vec<Cover> = Vec::new();
+    for path in mounted {
+        // The innermost private mount holding the path (`/dev/shm` before `/dev`).
+        let Some((private, rest)) = PRIVATE_WRITABLE
+            .iter()
+            .find_map(|private| Some((*private, path.strip_prefix(private).ok()?)))
+        else {
+            continue;
+        };
+        let mut parts = rest.components();
+        let Some(first) = parts.next() else {
+            continue;
+        };
+        let rest = parts.as_path();
+        if rest.as_os_str().is_empty() {
+            // Directly in the private mount: nothing between to cover.
+            continue;
+        }
+        let top = Path::new(private).join(first);
+        match covers.iter_mut().find(|c| c.at == top) {
+            Some(cover) => cover.inner.push(rest.to_path_buf()),
+            None => covers.push(Cover {
+                at: top,
+                inner: vec![rest.to_path_buf()],
+            }),
+        }
+    }
+    covers
 }
 
 fn is_system(path: &Path) -> bool {
@@ -196,6 +264,38 @@ fn read_only_dirs(
 mod tests {
     use super::*;
     use pretty_assertions::assert_eq;
+
+    #[test]
+    fn mounts_below_a_private_writable_mount_get_one_cover_per_first_folder() {
+        let mounted = [
+            "/tmp/venv/bin",
+            "/tmp/plumb/runs/r1/workspace/work",
+            "/tmp/work",
+            "/home/sandbox/.local/share/plumb/runs/r1/work",
+            "/dev/shm/r1/work",
+            "/dev/pts/x/work",
+            "/dev/shm/work",
+            "/tmpx/r1/work",
+            "/srv/r1/work",
+            "/tmp/venv/lib/tool",
+        ]
+        .map(Path::new);
+
+        let actual = covers(&mounted);
+
+        let cover = |at: &str, inner: &[&str]| Cover {
+            at: at.into(),
+            inner: inner.iter().map(PathBuf::from).collect(),
+        };
+        let expected = vec![
+            cover("/tmp/venv", &["bin", "lib/tool"]),
+            cover("/tmp/plumb", &["runs/r1/workspace/work"]),
+            cover("/home/sandbox/.local", &["share/plumb/runs/r1/work"]),
+            cover("/dev/shm/r1", &["work"]),
+            cover("/dev/pts", &["x/work"]),
+        ];
+        assert_eq!(actual, expected);
+    }
 
     #[test]
     fn path_rule_binds_pyenv_roots_and_refuses_wide_or_workspace_dirs() {

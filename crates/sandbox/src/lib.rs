@@ -9,6 +9,9 @@
 //! - `supervise`: spawn in a new process group, capture both streams concurrently into
 //!   tail-keeping capped buffers, enforce the wall-clock timeout and the cancel token by
 //!   killing the whole process group, and stop reading shortly after the kill.
+//! - `sys` and `watch`: no command outlives plumb, however plumb ends — the spawned process
+//!   dies with it (`PR_SET_PDEATHSIG`, also offered as [`die_with_parent`] for plumb's other
+//!   children), and a watch kills the rest of its process group.
 //!
 //! - `cgroup` and `limits`: the kernel side of a command's limits — a per-command cgroup
 //!   (v1 or v2) for memory, processes and CPUs where the machine allows, rlimits where not.
@@ -34,6 +37,7 @@ mod scratch;
 mod spec;
 mod supervise;
 mod sys;
+mod watch;
 
 pub use bwrap::{BWRAP_MISSING, BwrapSandbox, BwrapSettings};
 pub use doctor::{BackendStatus, CheckKind, check_backends};
@@ -45,6 +49,7 @@ pub use none::NoSandbox;
 pub use plumb_protocol::SandboxKind;
 pub use spec::{CommandOutput, CommandSpec, Limits, Network, enforced, limit_hit};
 pub use supervise::GRACE_AFTER_KILL;
+pub use sys::die_with_parent;
 
 use tokio_util::sync::CancellationToken;
 

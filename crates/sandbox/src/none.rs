@@ -11,6 +11,7 @@ use tokio_util::sync::CancellationToken;
 use crate::scratch::PrivateDirs;
 use crate::supervise::{Launch, cancelled_before_start, check_spec, supervise};
 use crate::sys::{ChildSetup, Rlimits};
+use crate::watch::Cleanup;
 use crate::{CommandOutput, CommandSpec, EnvPolicy, Sandbox, SandboxError, SandboxKind};
 
 /// The `none` backend.
@@ -78,6 +79,7 @@ impl Sandbox for NoSandbox {
                     },
                     keep_open: Vec::new(),
                     backend_enforced: Vec::new(),
+                    cleanup: Cleanup::default(),
                 };
                 supervise(launch, &cmd.limits, cancel).await
             }

@@ -2,7 +2,9 @@
 //!
 //! Order of steps:
 //! 1. Spawn with a cleared environment, stdin from /dev/null, both output streams piped, in a
-//!    new process group (`process_group(0)`), with rlimits set between fork and exec.
+//!    new process group (`process_group(0)`), set between fork and exec to die with plumb
+//!    (`sys.rs`) and with its rlimits; then start its watch (`watch.rs`), which kills the
+//!    group if plumb dies.
 //! 2. Read stdout and stderr concurrently into tail-keeping capped buffers (reading them one
 //!    after the other would deadlock once the other pipe fills).
 //! 3. Wait for the first of: the cancel token, the process exiting, the wall-clock deadline.
@@ -10,9 +12,9 @@
 //!    so nothing the command left running in the background outlives it (as a PID namespace
 //!    would guarantee for the namespacing backends).
 //! 5. Keep reading for at most [`GRACE_AFTER_KILL`]: a process that left the group (`setsid`)
-//!    may still hold a pipe, and must not hang us.
+//!    may still hold a pipe, and must not hang us. Stop the watch.
 //!
-//! If the future is dropped part-way, a guard kills the process group.
+//! If the future is dropped part-way, a guard kills the process group (and the watch).
 
 use std::fs::File;
 use std::os::unix::process::ExitStatusExt;
@@ -28,6 +30,7 @@ use tokio_util::sync::CancellationToken;
 use crate::capture::capture;
 use crate::spec::{enforced, limit_hit};
 use crate::sys::{self, ChildSetup};
+use crate::watch::{Cleanup, Watch};
 use crate::{CommandOutput, CommandSpec, Limits, SandboxError};
 
 /// How long output is still read after the process group was killed.
@@ -51,6 +54,8 @@ pub(crate) struct Launch {
     /// Limits the backend itself enforces (beyond the timeout, output cap, file size and
     /// core-dump rlimits, which are reported here), by the names in [`enforced`].
     pub(crate) backend_enforced: Vec<String>,
+    /// What the watch cleans up, besides the process group, if plumb dies.
+    pub(crate) cleanup: Cleanup,
 }
 
 /// Checks what every backend needs of a spec: a program, and an absolute working directory
@@ -143,6 +148,18 @@ pub(crate) async fn supervise(
     })?;
     // The child is its own group leader, so its pid is the group id.
     let mut group = GroupGuard(child.id());
+    let watch = match child.id() {
+        Some(pgid) => {
+            Some(
+                Watch::start(pgid, &launch.cleanup).map_err(|source| SandboxError::Io {
+                    context: "starting the watch that ends the command if plumb dies failed",
+                    source,
+                })?,
+            )
+        }
+        // Already reaped: there is nothing left to watch.
+        None => None,
+    };
 
     let stop_reading = CancellationToken::new();
     let readers_done = CancellationToken::new();
@@ -183,6 +200,9 @@ pub(crate) async fn supervise(
         tokio::select! {
             () = readers_done.cancelled() => {}
             () = tokio::time::sleep(GRACE_AFTER_KILL) => stop_reading.cancel(),
+        }
+        if let Some(watch) = watch {
+            watch.stop().await;
         }
         (ending, status)
     };

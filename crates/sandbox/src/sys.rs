@@ -1,16 +1,25 @@
 //! The places the sandbox needs raw system calls: killing a process group or a process,
-//! asking whether we are root, and preparing the child between `fork` and `exec` (resource
-//! limits, joining the command's cgroups, keeping a descriptor open for the launcher).
+//! asking whether we are root, and preparing the child between `fork` and `exec` (dying with
+//! plumb, resource limits, joining the command's cgroups, keeping a descriptor open for the
+//! launcher).
+//!
+//! Dying with plumb: every child plumb starts, here and through [`die_with_parent`] (git, pip,
+//! the model runner), asks the kernel for `SIGKILL` when its parent dies
+//! (`PR_SET_PDEATHSIG`), `SIGKILL` of plumb included, and then checks its parent is still the
+//! process that forked it (plumb may have died between `fork` and `prctl`). The kernel's
+//! "parent" is the *thread* that forked: plumb spawns from tokio's worker threads, or from a
+//! thread that waits for the child, which both live as long as the child matters.
 //!
 //! `unsafe` is allowed in this module only. Why each use is sound:
 //! - `killpg`, `kill`, `geteuid`, `getrlimit` and `setrlimit` are plain system calls on
 //!   values and a pointer to a local `rlimit`; they touch no Rust-managed memory.
-//! - The `pre_exec` closure runs in the forked child, where only async-signal-safe work is
-//!   allowed. It calls only `open`, `write`, `close`, `fcntl`, `getrlimit` and `setrlimit`
-//!   (all async-signal-safe). It reads the [`ChildSetup`] it owns (built in the parent: the
-//!   paths are `CString`s made before the fork, so nothing is allocated in the child), takes
-//!   no locks, does not touch the parent's state, and reports failure through
-//!   `io::Error::last_os_error()`, which does not allocate either.
+//! - The `pre_exec` closures run in the forked child, where only async-signal-safe work is
+//!   allowed. They call only `prctl`, `getppid`, `open`, `write`, `close`, `fcntl`,
+//!   `getrlimit` and `setrlimit` (all async-signal-safe system calls). They read what they
+//!   own (the parent's pid and the [`ChildSetup`], built in the parent: the paths are
+//!   `CString`s made before the fork, so nothing is allocated in the child), take no locks,
+//!   do not touch the parent's state, and report failure through
+//!   `io::Error::last_os_error()` or `io::Error::from_raw_os_error`, which do not allocate.
 #![allow(unsafe_code)]
 
 use std::ffi::CString;
@@ -103,8 +112,8 @@ pub(crate) struct Rlimits {
     pub(crate) address_space: Option<libc::rlim_t>,
 }
 
-/// What the child does between `fork` and `exec`, in this order: join cgroups, keep
-/// descriptors, set rlimits. Any failure makes spawning fail, so a spawned command always
+/// What the child does between `fork` and `exec`, after arranging to die with plumb, in this
+/// order: join cgroups, keep descriptors, set rlimits. Any failure makes spawning fail, so a spawned command always
 /// runs under everything asked for.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(crate) struct ChildSetup {
@@ -134,6 +143,39 @@ fn join_cgroup(procs_file: &CString) -> io::Result<()> {
     result
 }
 
+/// In the child: `SIGKILL` when the parent dies, and fail (so the spawn fails) if it already
+/// has: the child was re-parented and `getppid` no longer names `parent`.
+fn die_with(parent: libc::pid_t) -> io::Result<()> {
+    let signal = libc::c_ulong::try_from(libc::SIGKILL).unwrap_or(9);
+    // SAFETY: `prctl(PR_SET_PDEATHSIG)` on integers.
+    if unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, signal, 0, 0, 0) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: `getppid` cannot fail and takes no arguments.
+    if unsafe { libc::getppid() } != parent {
+        return Err(io::Error::from_raw_os_error(libc::ESRCH));
+    }
+    Ok(())
+}
+
+/// This process's id, as the child's `getppid` reports it.
+fn own_pid() -> libc::pid_t {
+    libc::pid_t::try_from(std::process::id()).unwrap_or(libc::pid_t::MAX)
+}
+
+/// Makes `cmd`'s process get `SIGKILL` when plumb dies, however it dies, for the children
+/// plumb starts outside the sandbox (git, pip, the model runner); see the module header.
+/// Spawning fails if plumb died while the child started. Only the process itself: a child
+/// of its own is its own business (kill its process group as well where that matters).
+pub fn die_with_parent(cmd: &mut std::process::Command) {
+    use std::os::unix::process::CommandExt as _;
+    let parent = own_pid();
+    // SAFETY: the closure only makes the system calls of `die_with`; see the module header.
+    unsafe {
+        cmd.pre_exec(move || die_with(parent));
+    }
+}
+
 fn keep_fd(fd: RawFd) -> io::Result<()> {
     // SAFETY: `fcntl(F_SETFD)` on an integer; an invalid descriptor yields EBADF.
     if unsafe { libc::fcntl(fd, libc::F_SETFD, 0) } != 0 {
@@ -158,12 +200,12 @@ fn set_rlimits(limits: Rlimits) -> io::Result<()> {
     Ok(())
 }
 
-/// Arranges for `setup` to happen in the child; see [`ChildSetup`].
+/// Arranges for the child to die with plumb (see the module header) and for `setup` to
+/// happen in it (see [`ChildSetup`]).
 pub(crate) fn prepare_child(cmd: &mut tokio::process::Command, setup: ChildSetup) {
-    if setup == ChildSetup::default() {
-        return;
-    }
+    let parent = own_pid();
     let in_child = move || {
+        die_with(parent)?;
         for procs_file in &setup.join_cgroups {
             join_cgroup(procs_file)?;
         }
@@ -175,5 +217,40 @@ pub(crate) fn prepare_child(cmd: &mut tokio::process::Command, setup: ChildSetup
     // SAFETY: `in_child` is async-signal-safe; see the module header.
     unsafe {
         cmd.pre_exec(in_child);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+    use std::time::{Duration, Instant};
+
+    /// The kernel's "parent" is the thread that spawned the child, so a thread that ends
+    /// stands in for plumb dying: its child gets `SIGKILL`.
+    #[test]
+    fn a_child_dies_with_the_thread_that_spawned_it() {
+        let spawned = std::thread::spawn(|| {
+            let mut cmd = std::process::Command::new("sleep");
+            cmd.arg("600");
+            die_with_parent(&mut cmd);
+            cmd.spawn().unwrap()
+        });
+        let mut child = spawned.join().unwrap();
+
+        let until = Instant::now() + Duration::from_secs(5);
+        let status = loop {
+            if let Some(status) = child.try_wait().unwrap() {
+                break Some(status);
+            }
+            if Instant::now() > until {
+                let _ = child.kill();
+                break None;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        };
+
+        use std::os::unix::process::ExitStatusExt as _;
+        assert_eq!(status.and_then(|s| s.signal()), Some(libc::SIGKILL));
     }
 }

@@ -233,6 +233,8 @@ impl Git {
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .process_group(0);
+        // A killed plumb must not leave git running on (issue 20).
+        plumb_sandbox::die_with_parent(&mut cmd);
         let mut child = cmd.spawn().map_err(|source| {
             GitFailure::Other(if source.kind() == io::ErrorKind::NotFound {
                 WorkspaceError::GitMissing { source }

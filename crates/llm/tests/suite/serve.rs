@@ -100,12 +100,18 @@ impl Server {
 
     /// Closes stdin and waits for the exit code.
     fn finish(mut self) -> Option<i32> {
+        self.finish_within(Duration::from_secs(60))
+    }
+
+    /// Closes stdin and waits up to `limit` for the exit code (`None`: still running).
+    fn finish_within(&mut self, limit: Duration) -> Option<i32> {
         self.stdin = None;
-        for _ in 0..600 {
+        let until = std::time::Instant::now() + limit;
+        while std::time::Instant::now() < until {
             if let Some(status) = self.child.try_wait().expect("wait") {
                 return status.code();
             }
-            std::thread::sleep(Duration::from_millis(100));
+            std::thread::sleep(Duration::from_millis(50));
         }
         None
     }
@@ -336,4 +342,29 @@ fn a_persisted_prompt_state_is_loaded_by_the_next_process_and_a_broken_one_repla
         "first call: {first_call}\nsecond call: {second_call}"
     );
     let _ = std::fs::remove_dir_all(dir);
+}
+
+/// plumb closing stdin (or dying) while a reply is being generated: the runner drops the request and exits at
+/// once rather than keeping the cores busy for a reply nobody reads. The schema makes the reply a string of at
+/// least 1,900 characters (llama.cpp refuses a repetition of 2,000), so the model cannot end it early.
+#[test]
+fn closing_stdin_mid_generation_ends_the_runner_at_once() {
+    let mut server = Server::with_test_model(&[]);
+    server.next();
+    let request = json!({"id": 1, "prompt": first_prompt(), "max_tokens": 1900, "temperature": 0.0,
+        "json_schema": {"type": "string", "minLength": 1900}});
+
+    server.send_line(&request.to_string());
+    // Past the prompt: the short prompt takes well under a second, the reply at least half a minute.
+    std::thread::sleep(Duration::from_secs(2));
+    let closed = std::time::Instant::now();
+    let exit_code = server.finish_within(Duration::from_secs(5));
+    let waited = closed.elapsed();
+    let reply = server.lines.try_recv().ok();
+
+    assert_eq!(
+        (exit_code, reply),
+        (Some(0), None),
+        "the runner took {waited:?} after stdin closed"
+    );
 }

@@ -1,6 +1,9 @@
 //! The `plumb-llm` child process: llama.cpp with the model loaded, kept alive for the whole run so
 //! its KV cache (the prompt prefix) carries over between rounds. plumb talks to it with JSON Lines
-//! over stdin/stdout; no port is opened, and the child ends when plumb closes its stdin or dies.
+//! over stdin/stdout; no port is opened, and the child ends when plumb closes its stdin or dies:
+//! dropping the [`Runner`] kills it, and if plumb itself is killed (`SIGKILL` included) the kernel
+//! kills it too (`plumb_sandbox::die_with_parent`, and the runner asks for the same itself), while
+//! its stdin closing makes it drop the request it is generating.
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -98,6 +101,7 @@ impl Runner {
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
             .kill_on_drop(true);
+        plumb_sandbox::die_with_parent(command.as_std_mut());
         let mut child = command.spawn().map_err(|err| {
             ModelError::Service(format!(
                 "could not start the local model runner {}: {err}",

@@ -13,11 +13,16 @@
 //!    capability-less root could still write sysctls.
 //! 4. A private `/tmp` and an empty private `HOME` ([`HOME_INSIDE`]), each a tmpfs capped at
 //!    the memory limit (its pages are charged to the command's memory cgroup).
-//! 5. The view's read-only directories: the command's `PATH` directories and any the settings
+//! 5. The view's covers: a small tmpfs at the first folder below a private writable mount on
+//!    the path of a later mount (a workspace under the host's `/tmp`), still writable so
+//!    bwrap can make the mount points inside it.
+//! 6. The view's read-only directories: the command's `PATH` directories and any the settings
 //!    add.
-//! 6. The workspace, read-write, at its own path; only it: its parent (which holds the shadow
+//! 7. The workspace, read-write, at its own path; only it: its parent (which holds the shadow
 //!    git directory) is not mounted.
-//! 7. The root tmpfs remounted read-only, so nothing else is writable.
+//! 8. Each cover remounted read-only (that mount alone: the workspace inside stays
+//!    writable), so no folder above the workspace is writable, wherever it is.
+//! 9. The root tmpfs remounted read-only, so nothing else is writable.
 //!
 //! Then the process flags: new user (uid and gid mapped to themselves, so files in the
 //! workspace keep their owner; no nested user namespaces, `--disable-userns`), pid, net
@@ -31,6 +36,9 @@ use std::path::Path;
 
 use crate::Network;
 use crate::host_view::{HOME_INSIDE, HostView, SystemEntry, TMP_INSIDE};
+
+/// Size cap of a cover's tmpfs: it only ever holds empty directories.
+const COVER_BYTES: &str = "65536";
 
 /// The command part of the argv.
 #[derive(Debug)]
@@ -112,13 +120,22 @@ pub(crate) fn bwrap_args(view: &HostView, cmd: &Invocation<'_>) -> Vec<String> {
     let size = cmd.tmpfs_bytes.to_string();
     a.push(&["--size", &size, "--tmpfs", TMP_INSIDE]);
     a.push(&["--size", &size, "--tmpfs", HOME_INSIDE]);
-    // 5. PATH directories and configured ones, read-only.
+    // 5. Covers over the paths to later mounts inside those.
+    for cover in &view.covers {
+        let at = cover.at.to_string_lossy();
+        a.push(&["--size", COVER_BYTES, "--tmpfs", &at]);
+    }
+    // 6. PATH directories and configured ones, read-only.
     for dir in &view.read_only {
         a.path_op("--ro-bind", dir, dir);
     }
-    // 6. The workspace, the only writable host directory.
+    // 7. The workspace, the only writable host directory.
     a.path_op("--bind", cmd.workdir, cmd.workdir);
-    // 7. Nothing else writable.
+    // 8. The covers read-only, now that their mount points are made.
+    for cover in &view.covers {
+        a.push(&["--remount-ro", &cover.at.to_string_lossy()]);
+    }
+    // 9. Nothing else writable.
     a.push(&["--remount-ro", "/"]);
     // The command.
     a.push(&["--chdir", &cmd.workdir.to_string_lossy(), "--clearenv"]);
@@ -167,5 +184,36 @@ mod tests {
             --chdir /runs/r1/work --clearenv --setenv PATH /usr/bin --seccomp 7 \
             -- python3 -V";
         assert_eq!(actual, expected);
+    }
+
+    #[test]
+    fn a_workspace_under_tmp_is_covered_up_to_itself() {
+        let view = HostView {
+            covers: vec![crate::host_view::Cover {
+                at: "/tmp/home".into(),
+                inner: vec!["runs/r1/work".into()],
+            }],
+            ..HostView::default()
+        };
+        let cmd = Invocation {
+            workdir: Path::new("/tmp/home/runs/r1/work"),
+            env: &[],
+            tmpfs_bytes: 1024,
+            seccomp_fd: None,
+            argv: &["true".to_owned()],
+            network: Network::Off,
+        };
+
+        let argv = bwrap_args(&view, &cmd).join(" ");
+        let actual = argv
+            .split_once("--proc /proc --ro-bind /proc/sys /proc/sys ")
+            .and_then(|(_, rest)| rest.split_once(" --chdir"))
+            .map(|(mounts, _)| mounts.to_owned());
+
+        let expected = "--size 1024 --tmpfs /tmp --size 1024 --tmpfs /home/sandbox \
+            --size 65536 --tmpfs /tmp/home \
+            --bind /tmp/home/runs/r1/work /tmp/home/runs/r1/work \
+            --remount-ro /tmp/home --remount-ro /";
+        assert_eq!(actual.as_deref(), Some(expected));
     }
 }

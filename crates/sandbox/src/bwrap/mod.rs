@@ -10,7 +10,9 @@
 //!    (bwrap stays as pid 1 inside, and its `/proc/1/environ` must hold nothing), joining the
 //!    cgroup between fork and exec. Killing bwrap's process group kills bwrap outside and
 //!    bwrap as pid 1 inside; the kernel then kills everything else in the pid namespace,
-//!    including processes that left the session or double-forked.
+//!    including processes that left the session or double-forked. If plumb dies (a `SIGKILL`
+//!    included), bwrap dies with it (`PR_SET_PDEATHSIG`, and its own `--die-with-parent`),
+//!    with the same effect, and the command's watch (`watch.rs`) removes the cgroup.
 //! 4. Read which cgroup limits were hit; kill leftovers; remove the cgroup.
 //! 5. Tell a failure of bwrap itself (exit 1 with one `bwrap: ...` line on stderr and no
 //!    stdout) from a failure of the command: a program that cannot be executed is a
@@ -27,11 +29,12 @@ use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 
-use crate::cgroup::Support;
+use crate::cgroup::{CommandCgroup, Support};
 use crate::host_view::{self, HOME_INSIDE, TMP_INSIDE};
 use crate::launcher::{self, Launcher, LauncherKind};
 use crate::spec::enforced;
 use crate::supervise::{Launch, cancelled_before_start, check_spec, supervise};
+use crate::watch::Cleanup;
 use crate::{
     CommandOutput, CommandSpec, EnvPolicy, Network, Sandbox, SandboxError, SandboxKind, limits,
 };
@@ -221,6 +224,14 @@ impl Sandbox for BwrapSandbox {
             backend_enforced.push(enforced::SECCOMP.to_owned());
         }
         kernel.child.keep_fds.extend(seccomp_fd);
+        let cleanup = Cleanup {
+            remove_dirs: kernel
+                .cgroup
+                .as_ref()
+                .map(CommandCgroup::paths)
+                .unwrap_or_default(),
+            then: Vec::new(),
+        };
         let launch = Launch {
             shown_program: program.clone(),
             program: self.launcher.path().to_string_lossy().into_owned(),
@@ -230,6 +241,7 @@ impl Sandbox for BwrapSandbox {
             child: kernel.child,
             keep_open: filter.into_iter().collect(),
             backend_enforced,
+            cleanup,
         };
 
         let result = supervise(launch, &cmd.limits, cancel).await;

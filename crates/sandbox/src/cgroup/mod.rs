@@ -351,6 +351,11 @@ impl CommandCgroup {
         hits
     }
 
+    /// The command's cgroup directories, one per hierarchy.
+    pub(crate) fn paths(&self) -> Vec<PathBuf> {
+        self.dirs.iter().map(|d| d.path.clone()).collect()
+    }
+
     /// See [`sweep`].
     fn sweep(&mut self) -> bool {
         sweep(&mut self.dirs)

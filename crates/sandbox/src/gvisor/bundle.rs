@@ -16,8 +16,13 @@
 //!    `/etc/ssl/private`) by an empty read-only tmpfs.
 //! 4. A private `/tmp` and an empty private `HOME` ([`HOME_INSIDE`]), each a tmpfs of the
 //!    sandbox capped at the memory limit (its pages are the sandbox's memory).
-//! 5. The view's read-only directories: the command's `PATH` directories.
-//! 6. The workspace, read-write, at its own path; only it.
+//! 5. The view's covers (a workspace under the host's `/tmp`): each a directory of the
+//!    bundle, `covers/<n>/`, holding only the empty directories down to the later mounts,
+//!    bound read-only at the first folder below the private mount, so no folder above the
+//!    workspace is writable. (OCI mounts cannot be remounted read-only after the mount points
+//!    are made, as bwrap's covers are, so the mount points are made on the host beforehand.)
+//! 6. The view's read-only directories: the command's `PATH` directories.
+//! 7. The workspace, read-write, at its own path; only it.
 //!
 //! An OCI `config.json` names paths as strings, so a host path that is not UTF-8 is left out
 //! (the workspace itself is refused earlier).
@@ -43,6 +48,8 @@ const CPU_PERIOD_US: u64 = 100_000;
 /// The command part of the bundle.
 #[derive(Debug)]
 pub(super) struct Invocation<'a> {
+    /// The bundle directory, which holds the covers' directories.
+    pub(super) bundle: &'a Path,
     pub(super) workdir: &'a str,
     /// The complete environment of the command.
     pub(super) env: &'a [(String, String)],
@@ -54,16 +61,30 @@ pub(super) struct Invocation<'a> {
     pub(super) network: Network,
 }
 
-/// Creates the bundle's empty root: the directory and the merged-/usr symlinks (step 2).
-pub(super) fn write_rootfs(rootfs: &Path, view: &HostView) -> io::Result<()> {
-    std::fs::create_dir(rootfs)?;
+/// Creates the bundle's empty root (the directory and the merged-/usr symlinks, step 2) and
+/// the covers' directories (step 5) in `bundle`.
+pub(super) fn write_rootfs(bundle: &Path, view: &HostView) -> io::Result<()> {
+    let rootfs = bundle.join("rootfs");
+    std::fs::create_dir(&rootfs)?;
     for entry in &view.system {
         if let SystemEntry::Symlink { link, target } = entry {
             let name = link.strip_prefix("/").unwrap_or(link);
             std::os::unix::fs::symlink(target, rootfs.join(name))?;
         }
     }
+    for (n, cover) in view.covers.iter().enumerate() {
+        let dir = cover_dir(bundle, n);
+        std::fs::create_dir_all(&dir)?;
+        for inner in &cover.inner {
+            std::fs::create_dir_all(dir.join(inner))?;
+        }
+    }
     Ok(())
+}
+
+/// Where cover `n` lives in the bundle.
+fn cover_dir(bundle: &Path, n: usize) -> PathBuf {
+    bundle.join("covers").join(n.to_string())
 }
 
 /// The UTF-8 ones of `paths`; see the module header.
@@ -110,9 +131,16 @@ fn mounts(view: &HostView, cmd: &Invocation<'_>) -> Vec<Value> {
     // 4. Private /tmp and HOME.
     list.push(mount(TMP_INSIDE, "tmpfs", "tmpfs", &["mode=1777", &size]));
     list.push(mount(HOME_INSIDE, "tmpfs", "tmpfs", &["mode=700", &size]));
-    // 5. PATH directories, read-only.
+    // 5. Covers over the paths to later mounts inside those.
+    for (n, cover) in view.covers.iter().enumerate() {
+        let source = cover_dir(cmd.bundle, n);
+        if let (Some(at), Some(source)) = (cover.at.to_str(), source.to_str()) {
+            list.push(mount(at, "bind", source, &["rbind", "ro"]));
+        }
+    }
+    // 6. PATH directories, read-only.
     list.extend(utf8(&view.read_only).map(read_only_bind));
-    // 6. The workspace, the only writable host directory.
+    // 7. The workspace, the only writable host directory.
     list.push(mount(cmd.workdir, "bind", cmd.workdir, &["rbind", "rw"]));
     list
 }
@@ -200,6 +228,7 @@ mod tests {
             ..Limits::default()
         };
         let cmd = Invocation {
+            bundle: Path::new("/scratch/gvisor-1"),
             workdir: "/runs/r1/work",
             env: &env,
             argv: &argv,
@@ -235,6 +264,62 @@ mod tests {
             r#""cgroupsPath":"plumb-1-2","resources":{"memory":{"limit":1024},"cpu":{"quota":200000,"period":100000}}}}"#,
         ))
         .unwrap();
+        assert_eq!(actual, expected);
+    }
+
+    #[test]
+    fn a_workspace_under_tmp_is_covered_by_a_read_only_skeleton() {
+        let bundle = tempfile::tempdir().unwrap();
+        let view = HostView {
+            covers: vec![crate::host_view::Cover {
+                at: "/tmp/home".into(),
+                inner: vec!["runs/r1/work".into()],
+            }],
+            ..HostView::default()
+        };
+        let limits = Limits {
+            memory_bytes: 1024,
+            ..Limits::default()
+        };
+        let cmd = Invocation {
+            bundle: bundle.path(),
+            workdir: "/tmp/home/runs/r1/work",
+            env: &[],
+            argv: &[],
+            limits: &limits,
+            cgroups_path: None,
+            network: Network::Off,
+        };
+
+        write_rootfs(bundle.path(), &view).unwrap();
+        let destinations: Vec<Value> = config(&view, &cmd)["mounts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .skip(3)
+            .map(|m| json!([m["destination"], m["source"], m["options"]]))
+            .collect();
+        let skeleton = bundle.path().join("covers/0");
+        let actual = (
+            destinations,
+            skeleton.join("runs/r1/work").is_dir(),
+            std::fs::read_dir(skeleton.join("runs/r1")).unwrap().count(),
+        );
+
+        let expected = (
+            vec![
+                json!(["/tmp", "tmpfs", ["mode=1777", "size=1024"]]),
+                json!(["/home/sandbox", "tmpfs", ["mode=700", "size=1024"]]),
+                json!(["/tmp/home", skeleton.to_str().unwrap(), ["rbind", "ro"]]),
+                json!([
+                    "/tmp/home/runs/r1/work",
+                    "/tmp/home/runs/r1/work",
+                    ["rbind", "rw"]
+                ]),
+            ],
+            true,
+            1,
+        );
         assert_eq!(actual, expected);
     }
 }

@@ -147,6 +147,14 @@ impl Drop for Cleanup {
     }
 }
 
+/// The watch's last step if plumb dies mid-run (see `watch.rs`): the same `runsc delete
+/// --force`, which kills a sandbox still there and removes the cgroups runsc made.
+pub(super) fn orphan_delete(runsc: &Path, state_root: &Path, id: &str) -> Vec<String> {
+    let mut argv = vec![runsc.to_string_lossy().into_owned()];
+    argv.extend(delete_args(state_root, id));
+    argv
+}
+
 fn delete_args(state_root: &Path, id: &str) -> Vec<String> {
     vec![
         "--root".to_owned(),

@@ -7,15 +7,27 @@ use plumb_sandbox::{Sandbox, SandboxKind};
 use pretty_assertions::assert_eq;
 
 use super::bwrap_support::{BwrapFixture, SECRETS};
+use super::run_dirs::Place;
 
 #[tokio::test]
 async fn runs_in_the_workspace_with_an_empty_private_home_and_tmp() {
-    let fx = BwrapFixture::new();
+    runs_in_the_workspace_with_a_private_home_and_tmp(Place::Target).await;
+}
+
+/// The private `/tmp` then holds only the read-only first folder of the workspace's path.
+#[tokio::test]
+async fn runs_in_a_workspace_under_tmp_with_a_private_home_and_tmp() {
+    runs_in_the_workspace_with_a_private_home_and_tmp(Place::Tmp).await;
+}
+
+async fn runs_in_the_workspace_with_a_private_home_and_tmp(place: Place) {
+    let fx = BwrapFixture::at(place);
     let spec = fx.spec(&[
         "sh",
         "-c",
         "cat; pwd; echo \"$HOME $TMPDIR\"; ls -A \"$HOME\" /tmp; \
-         touch \"$HOME/h\" /tmp/t out.txt && echo writable; echo oops >&2; exit 3",
+         touch \"$HOME/h\" /tmp/t out.txt && echo writable; \
+         touch .. 2>/dev/null || echo parent read-only; echo oops >&2; exit 3",
     ]);
 
     let out = fx.run(&spec).await;
@@ -31,8 +43,9 @@ async fn runs_in_the_workspace_with_an_empty_private_home_and_tmp() {
     let expected = (
         Some(3),
         format!(
-            "{}\n/home/sandbox /tmp\n/home/sandbox:\n\n/tmp:\nwritable\n",
-            fx.work().display()
+            "{}\n/home/sandbox /tmp\n/home/sandbox:\n\n/tmp:\n{}writable\nparent read-only\n",
+            fx.work().display(),
+            fx.tmp_listing()
         ),
         "oops\n".to_owned(),
         Vec::new(),

@@ -9,7 +9,7 @@ use std::path::Path;
 use pretty_assertions::assert_eq;
 
 use super::bwrap_support::{BwrapFixture, listing, py};
-use super::run_dirs::{HOST_SECRET, host_path};
+use super::run_dirs::{HOST_SECRET, Place, host_path};
 
 /// Runs each `(name, path)` write attempt and prints `name: wrote` or `name: refused`.
 const WRITE_ATTEMPTS: &str = r#"
@@ -40,6 +40,7 @@ def mkdir_then_write():
 
 attempt("absolute path into a host dir", write(outside + "/absolute"))
 attempt("../ next to the workspace", write("../escape-" + token))
+attempt("a folder next to the workspace", lambda: os.mkdir("../made-" + token))
 attempt("into the shadow git dir", write("../shadow.git/hooks-" + token))
 attempt("symlink pointing out", via_symlink)
 attempt("symlink into the shadow git dir", via_shadow_symlink)
@@ -58,7 +59,17 @@ attempt("mkdir -p the host dir (lands in the private /tmp)", mkdir_then_write)
 
 #[tokio::test]
 async fn writes_outside_the_workspace_fail_and_change_nothing_on_the_host() {
-    let fx = BwrapFixture::new();
+    writes_outside_fail(Place::Target).await;
+}
+
+/// Where the private `/tmp` lies over the workspace's parents.
+#[tokio::test]
+async fn writes_outside_a_workspace_under_tmp_fail_and_change_nothing_on_the_host() {
+    writes_outside_fail(Place::Tmp).await;
+}
+
+async fn writes_outside_fail(place: Place) {
+    let fx = BwrapFixture::at(place);
     let outside = fx.outside();
     let token = fx.token();
     let home = std::env::var("HOME").unwrap_or_else(|_| "/root".to_owned());
@@ -83,6 +94,7 @@ async fn writes_outside_the_workspace_fail_and_change_nothing_on_the_host() {
     let expected_stdout: String = [
         "absolute path into a host dir",
         "../ next to the workspace",
+        "a folder next to the workspace",
         "into the shadow git dir",
         "symlink pointing out",
         "symlink into the shadow git dir",
@@ -120,7 +132,16 @@ async fn writes_outside_the_workspace_fail_and_change_nothing_on_the_host() {
 
 #[tokio::test]
 async fn host_files_home_and_the_shadow_git_dir_are_not_visible() {
-    let fx = BwrapFixture::new();
+    host_files_not_visible(Place::Target).await;
+}
+
+#[tokio::test]
+async fn host_files_home_and_the_shadow_git_dir_are_not_visible_from_a_workspace_under_tmp() {
+    host_files_not_visible(Place::Tmp).await;
+}
+
+async fn host_files_not_visible(place: Place) {
+    let fx = BwrapFixture::at(place);
     let outside = fx.outside();
     let home = std::env::var("HOME").unwrap_or_else(|_| "/root".to_owned());
     let spec = fx.spec(&py(

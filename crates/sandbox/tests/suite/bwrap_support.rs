@@ -8,7 +8,7 @@ use plumb_sandbox::{BwrapSandbox, BwrapSettings, CommandOutput, CommandSpec, Env
 use tempfile::TempDir;
 use tokio_util::sync::CancellationToken;
 
-use super::run_dirs::{RunDirs, parent_env};
+use super::run_dirs::{Place, RunDirs, parent_env};
 
 /// Fake secrets in the parent environment; none may reach a command.
 pub const SECRETS: [(&str, &str); 4] = [
@@ -37,12 +37,21 @@ pub fn require_bwrap() {
 
 impl BwrapFixture {
     pub fn new() -> Self {
-        Self::with_settings(BwrapSettings::default())
+        Self::at(Place::Target)
+    }
+
+    /// With the run directory at `place`.
+    pub fn at(place: Place) -> Self {
+        Self::with_settings_at(BwrapSettings::default(), place)
     }
 
     pub fn with_settings(settings: BwrapSettings) -> Self {
+        Self::with_settings_at(settings, Place::Target)
+    }
+
+    fn with_settings_at(settings: BwrapSettings, place: Place) -> Self {
         require_bwrap();
-        let RunDirs { run_dir, outside } = RunDirs::new("bwrap-run-");
+        let RunDirs { run_dir, outside } = RunDirs::new("bwrap-run-", place);
         let sandbox = BwrapSandbox::new()
             .unwrap()
             .with_env_policy(EnvPolicy::from_parent(parent_env(&SECRETS)))
@@ -57,6 +66,19 @@ impl BwrapFixture {
     /// The workspace, absolute and without symbolic links.
     pub fn work(&self) -> PathBuf {
         self.run_dir.path().canonicalize().unwrap().join("work")
+    }
+
+    /// What `ls -A /tmp` shows inside: nothing, or with the run under `/tmp` (in it, or in a
+    /// checkout there) the read-only first folder of the path to the workspace.
+    pub fn tmp_listing(&self) -> String {
+        let run = self.run_dir.path().canonicalize().unwrap();
+        match run
+            .strip_prefix("/tmp")
+            .map(|rest| rest.components().next())
+        {
+            Ok(Some(first)) => format!("{}\n", first.as_os_str().to_string_lossy()),
+            _ => String::new(),
+        }
     }
 
     pub fn outside(&self) -> PathBuf {

@@ -22,7 +22,7 @@ use tempfile::TempDir;
 use tokio::sync::OnceCell;
 use tokio_util::sync::CancellationToken;
 
-use super::run_dirs::{RunDirs, parent_env};
+use super::run_dirs::{Place, RunDirs, parent_env};
 
 /// Fake secrets in the parent environment; none may reach a command.
 pub const SECRETS: [(&str, &str); 4] = [
@@ -41,8 +41,8 @@ pub async fn require_gvisor() {
 }
 
 pub struct GvisorFixture {
-    /// `<run>/work` (the workspace) and `<run>/shadow.git`, under the target's temp dir
-    /// (plumb's runs live under its state directory, not `/tmp`).
+    /// `<run>/work` (the workspace) and `<run>/shadow.git`, under the target's temp dir or
+    /// in `/tmp` (see `run_dirs.rs`).
     pub run_dir: TempDir,
     /// A host directory outside the run, in `/tmp`, holding `secret.txt`.
     pub outside: TempDir,
@@ -53,8 +53,13 @@ pub struct GvisorFixture {
 
 impl GvisorFixture {
     pub async fn new() -> Self {
+        Self::at(Place::Target).await
+    }
+
+    /// With the run directory at `place`.
+    pub async fn at(place: Place) -> Self {
         require_gvisor().await;
-        let RunDirs { run_dir, outside } = RunDirs::new("gvisor-run-");
+        let RunDirs { run_dir, outside } = RunDirs::new("gvisor-run-", place);
         let scratch = tempfile::Builder::new()
             .prefix("gvisor-scratch-")
             .tempdir()
@@ -238,10 +243,22 @@ async fn probe_says_gvisor_works_here() {
 
 #[tokio::test]
 async fn exit_code_and_both_streams_come_back() {
-    let fx = GvisorFixture::new().await;
+    exit_code_and_streams(Place::Target).await;
+}
+
+#[tokio::test]
+async fn exit_code_and_both_streams_come_back_from_a_workspace_under_tmp() {
+    exit_code_and_streams(Place::Tmp).await;
+}
+
+async fn exit_code_and_streams(place: Place) {
+    let fx = GvisorFixture::at(place).await;
 
     let mut out = fx
-        .run(&fx.sh("echo out; echo err >&2; pwd; echo $HOME $TMPDIR; exit 3"))
+        .run(&fx.sh(
+            "echo out; echo err >&2; pwd; echo $HOME $TMPDIR; touch /tmp/t && echo tmp writable; \
+             touch .. 2>/dev/null || echo parent read-only; exit 3",
+        ))
         .await;
     out.duration = Duration::ZERO;
     out.enforced = without_cgroup_limits(&out.enforced);
@@ -249,7 +266,10 @@ async fn exit_code_and_both_streams_come_back() {
     let expected = CommandOutput {
         exit_code: Some(3),
         signal: None,
-        stdout: format!("out\n{}\n/home/sandbox /tmp\n", fx.work().display()),
+        stdout: format!(
+            "out\n{}\n/home/sandbox /tmp\ntmp writable\nparent read-only\n",
+            fx.work().display()
+        ),
         stderr: "err\n".to_owned(),
         timed_out: false,
         cancelled: false,

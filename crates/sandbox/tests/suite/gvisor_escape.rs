@@ -10,11 +10,21 @@ use std::time::Duration;
 use pretty_assertions::assert_eq;
 
 use super::{GvisorFixture, SECRETS, exists};
-use crate::suite::run_dirs::HOST_SECRET;
+use crate::suite::run_dirs::{HOST_SECRET, Place};
 
 #[tokio::test]
 async fn writes_outside_the_workspace_do_not_reach_the_host() {
-    let fx = GvisorFixture::new().await;
+    writes_outside_fail(Place::Target).await;
+}
+
+/// Where the private `/tmp` lies over the workspace's parents.
+#[tokio::test]
+async fn writes_outside_a_workspace_under_tmp_do_not_reach_the_host() {
+    writes_outside_fail(Place::Tmp).await;
+}
+
+async fn writes_outside_fail(place: Place) {
+    let fx = GvisorFixture::at(place).await;
     let outside = fx.outside.path().canonicalize().unwrap();
     let run_dir = fx.run_dir.path().canonicalize().unwrap();
     let script = format!(
@@ -26,6 +36,8 @@ async fn writes_outside_the_workspace_do_not_reach_the_host() {
          ln {out}/secret.txt hardlink; echo x >> hardlink; \
          echo x > /proc/self/root{out}/through-proc.txt; \
          touch /usr/plumb-gvisor-escape; \
+         (echo x > ../dotdot.txt) 2>/dev/null && echo wrote ../dotdot.txt; \
+         mkdir ../made 2>/dev/null && echo made ../made; \
          true",
         out = outside.display()
     );
@@ -46,12 +58,14 @@ async fn writes_outside_the_workspace_do_not_reach_the_host() {
     let _ = std::fs::remove_file("/usr/plumb-gvisor-escape");
     let actual = (
         out.exit_code,
+        out.stdout.clone(),
         std::fs::read_to_string(fx.work().join("inside.txt")).unwrap(),
         written,
         std::fs::read_to_string(outside.join("secret.txt")).unwrap(),
     );
     let expected = (
         Some(0),
+        String::new(),
         "inside\n".to_owned(),
         Vec::<PathBuf>::new(),
         HOST_SECRET.to_owned(),
@@ -61,7 +75,16 @@ async fn writes_outside_the_workspace_do_not_reach_the_host() {
 
 #[tokio::test]
 async fn host_files_outside_the_workspace_are_invisible() {
-    let fx = GvisorFixture::new().await;
+    host_files_invisible(Place::Target).await;
+}
+
+#[tokio::test]
+async fn host_files_outside_a_workspace_under_tmp_are_invisible() {
+    host_files_invisible(Place::Tmp).await;
+}
+
+async fn host_files_invisible(place: Place) {
+    let fx = GvisorFixture::at(place).await;
     let outside = fx.outside.path().canonicalize().unwrap();
     let run_dir = fx.run_dir.path().canonicalize().unwrap();
     let host_home = PathBuf::from(std::env::var("HOME").unwrap_or_else(|_| "/root".to_owned()));

@@ -150,3 +150,50 @@ async fn an_escaped_process_holding_the_pipe_cannot_hang_the_call() {
         (Some(0), "done\n", false)
     );
 }
+
+/// The watch that would end a command if plumb died (one `sh` per command) ends with the call,
+/// however the command ends, and a dropped call takes it along too.
+#[tokio::test]
+async fn no_watch_outlives_its_command() {
+    let fx = Fixture::new();
+    let mut slow = fx.spec(&["sleep", "100"]);
+    slow.limits.timeout = Duration::from_millis(300);
+    let watches = || {
+        let name = format!("plumb-watch:{}\0", std::process::id());
+        std::fs::read_dir("/proc")
+            .unwrap()
+            .filter_map(Result::ok)
+            .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
+            .filter(|cmdline| String::from_utf8_lossy(cmdline).contains(&name))
+            .count()
+    };
+
+    let done = fx
+        .sandbox
+        .run(&fx.spec(&["true"]), &CancellationToken::new())
+        .await;
+    let after_exit = watches();
+    let timed_out = fx.sandbox.run(&slow, &CancellationToken::new()).await;
+    let after_timeout = watches();
+    let dropped = tokio::time::timeout(
+        Duration::from_millis(300),
+        fx.sandbox
+            .run(&fx.spec(&["sleep", "100"]), &CancellationToken::new()),
+    )
+    .await;
+    // A dropped call kills its watch without waiting for it.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let after_drop = watches();
+
+    assert_eq!(
+        (
+            done.unwrap().success(),
+            after_exit,
+            timed_out.unwrap().timed_out,
+            after_timeout,
+            dropped.is_err(),
+            after_drop,
+        ),
+        (true, 0, true, 0, true, 0)
+    );
+}

@@ -1,13 +1,26 @@
 //! What the namespacing backends' suites (bwrap, gVisor) run commands in and try to escape
-//! to: a run directory laid out as plumb lays out a run (`work/` and a sibling `shadow.git/`)
-//! under the target's temp dir rather than `/tmp` (plumb's runs live under its state
-//! directory), a host directory in `/tmp` outside it holding a secret, and a parent
-//! environment with fake secrets in it — never changes to this process's environment.
+//! to: a run directory laid out as plumb lays out a run (`work/` and a sibling `shadow.git/`),
+//! a host directory in `/tmp` outside it holding a secret, and a parent environment with fake
+//! secrets in it — never changes to this process's environment.
+//!
+//! The run directory is under the target's temp dir ([`Place::Target`], as plumb's runs live
+//! under its state directory) or in `/tmp` ([`Place::Tmp`]: a checkout or `PLUMB_HOME` there,
+//! where the sandbox's own private `/tmp` is mounted over the workspace's parents). The cases
+//! that depend on the mount layout run in both.
 
 use plumb_sandbox::EnvPolicy;
 use tempfile::TempDir;
 
 pub const HOST_SECRET: &str = "the host's secret";
+
+/// Where a fixture's run directory is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Place {
+    /// Under the target's temp dir.
+    Target,
+    /// Directly in `/tmp`.
+    Tmp,
+}
 
 /// A run directory and a host directory outside it.
 pub struct RunDirs {
@@ -19,10 +32,14 @@ pub struct RunDirs {
 
 impl RunDirs {
     /// `prefix` names the run directory after its suite, e.g. "bwrap-run-".
-    pub fn new(prefix: &str) -> Self {
+    pub fn new(prefix: &str, place: Place) -> Self {
+        let parent = match place {
+            Place::Target => env!("CARGO_TARGET_TMPDIR"),
+            Place::Tmp => "/tmp",
+        };
         let run_dir = tempfile::Builder::new()
             .prefix(prefix)
-            .tempdir_in(env!("CARGO_TARGET_TMPDIR"))
+            .tempdir_in(parent)
             .unwrap();
         std::fs::create_dir(run_dir.path().join("work")).unwrap();
         std::fs::create_dir(run_dir.path().join("shadow.git")).unwrap();

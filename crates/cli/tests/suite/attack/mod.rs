@@ -7,6 +7,7 @@
 //! (journal, report, patch, stdout, stderr) and nothing changed outside ([`support::Outside`]).
 //! Each module is one class of attack.
 
+mod children;
 mod deadline;
 mod disk;
 mod ladder;
