@@ -24,6 +24,7 @@ use std::fs;
 use std::io;
 use std::path::{Component, Path, PathBuf};
 
+use crate::chars::{is_bidi_control, is_invisible};
 use crate::error::ConfineError;
 
 /// Most symbolic links followed while resolving one path (Linux's own limit is 40).
@@ -88,22 +89,10 @@ fn shown_path(user_path: &str) -> String {
     cut
 }
 
-/// A character that does not show as itself: C0 and C1 controls (tab included: no file name needs
-/// one), the bidirectional controls (U+061C, U+200E–U+200F, U+202A–U+202E, U+2066–U+2069) and the
-/// invisible formatting characters (zero-width spaces and joiners, word joiner, soft hyphen, BOM).
+/// A character no file name plumb writes may hold: a control character (tab included: no file
+/// name needs one), a bidirectional control or an invisible formatting character.
 pub fn is_hidden_char(c: char) -> bool {
-    c.is_control()
-        || matches!(
-            c,
-            '\u{00AD}'
-                | '\u{061C}'
-                | '\u{180E}'
-                | '\u{200B}'..='\u{200F}'
-                | '\u{202A}'..='\u{202E}'
-                | '\u{2060}'..='\u{2064}'
-                | '\u{2066}'..='\u{2069}'
-                | '\u{FEFF}'
-        )
+    c == '\t' || is_bidi_control(c) || is_invisible(c)
 }
 
 /// `.git` in any case: harmless to over-refuse on a case-sensitive file system, needed on others.

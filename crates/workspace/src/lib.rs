@@ -5,6 +5,7 @@
 //! The user's repository is only ever read (a walk of its files); no git command runs on it and nothing is
 //! written into it. All git calls go to the shadow dir with an isolated environment (see `git.rs`).
 
+mod chars;
 mod confine;
 mod copy;
 mod diff;
@@ -14,6 +15,7 @@ mod ids;
 mod reader;
 mod workspace;
 
+pub use chars::{is_bidi_control, is_invisible};
 pub use confine::{MAX_LINKS, is_hidden_char};
 pub use copy::{CopyLimits, CopyReport, PLUMBIGNORE, SkippedFile};
 pub use diff::{ChangeKind, ChangedFile, Entry, EntryMode, ObjectId, Patch, sha256_hex};

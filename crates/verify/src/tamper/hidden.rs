@@ -11,6 +11,8 @@
 
 use std::fmt::Write as _;
 
+use plumb_workspace::{is_bidi_control as is_bidi, is_invisible};
+
 use super::markers::added_lines;
 use super::{ChangeStatus, FileChange, FileMode, TamperFlag, TamperKind};
 
@@ -26,38 +28,6 @@ fn class(c: char) -> Option<TamperKind> {
     } else {
         None
     }
-}
-
-fn is_bidi(c: char) -> bool {
-    matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' | '\u{200e}' | '\u{200f}' | '\u{061c}')
-}
-
-/// Cc and Cf (Unicode 15.1) other than tab and the bidirectional controls, plus U+2028/U+2029.
-fn is_invisible(c: char) -> bool {
-    c != '\t'
-        && matches!(c,
-            '\u{0}'..='\u{1f}'
-            | '\u{7f}'..='\u{9f}'
-            | '\u{ad}'
-            | '\u{600}'..='\u{605}'
-            | '\u{6dd}'
-            | '\u{70f}'
-            | '\u{890}'..='\u{891}'
-            | '\u{8e2}'
-            | '\u{180e}'
-            | '\u{200b}'..='\u{200d}'
-            | '\u{2028}'..='\u{2029}'
-            | '\u{2060}'..='\u{2064}'
-            | '\u{206a}'..='\u{206f}'
-            | '\u{feff}'
-            | '\u{fff9}'..='\u{fffb}'
-            | '\u{110bd}'
-            | '\u{110cd}'
-            | '\u{13430}'..='\u{1343f}'
-            | '\u{1bca0}'..='\u{1bca3}'
-            | '\u{1d173}'..='\u{1d17a}'
-            | '\u{e0001}'
-            | '\u{e0020}'..='\u{e007f}')
 }
 
 /// `text` with every bidirectional, invisible or control character (tab included) spelled out
