@@ -13,6 +13,7 @@ mod error;
 mod git;
 mod ids;
 mod reader;
+mod run_dir;
 mod workspace;
 
 pub use chars::{is_bidi_control, is_invisible};
