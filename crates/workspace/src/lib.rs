@@ -22,7 +22,7 @@ pub use copy::{CopyLimits, CopyReport, PLUMBIGNORE, SkippedFile};
 pub use diff::{ChangeKind, ChangedFile, Entry, EntryMode, ObjectId, Patch, sha256_hex};
 pub use error::{ConfineError, WorkspaceError};
 pub use ids::{CommitId, MAX_LABEL_CHARS, MAX_REF_NAME_CHARS, sanitize_label, sanitize_ref_name};
-pub use reader::{EntryKind, ReadError, SpecialKind, Tree};
+pub use reader::{ReadError, SpecialKind, Tree};
 pub use workspace::{
     BASELINE_REF, Checkpoint, HOME_DIR, SHADOW_DIR, SOURCE_REF, WORK_DIR, Workspace,
 };

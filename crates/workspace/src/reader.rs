@@ -37,7 +37,7 @@ pub struct Tree {
 
 /// What a path names, as far as reading it goes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum EntryKind {
+enum EntryKind {
     File,
     Folder,
     /// A FIFO, a socket, a device, or a link (what step 2 refuses).
@@ -123,13 +123,6 @@ impl Tree {
     /// Confines a model-given path (see [`crate::Workspace::resolve`]).
     pub fn resolve(&self, user_path: &str) -> Result<PathBuf, ConfineError> {
         confine::resolve(&self.root, user_path)
-    }
-
-    /// What `user_path` names, without following a final link and without opening it.
-    pub fn kind(&self, user_path: &str) -> Result<EntryKind, ReadError> {
-        let resolved = self.resolve(user_path)?;
-        let rel = self.inside(&resolved, user_path)?;
-        Ok(entry_kind(&self.stat(&rel, user_path)?))
     }
 
     /// The bytes of the file `user_path` names (a model-given or harness-chosen relative path), at
