@@ -1,0 +1,1 @@
+//! The oracle: a scripted model generated from a task's gold patch.

@@ -1,0 +1,1 @@
+//! Scoring as SWE-bench does.
