@@ -28,6 +28,8 @@ const MAX_TREE_BYTES: u64 = 2 * 1024 * 1024 * 1024;
 /// What every attempt shares.
 pub(super) struct Shared {
     pub model: ModelChoice,
+    /// `OUT/.setup-cache`: one snapshot per repository, setup command and manifests.
+    pub setup_cache: PathBuf,
     pub keep_trees: bool,
     pub engine: Arc<dyn Engine>,
 }
@@ -171,6 +173,10 @@ async fn steps(
         // The task's FAIL_TO_PASS tests come with its test patch, which the agent never sees.
         fail_to_pass: Vec::new(),
         settings,
+        setup_cache: Some(plumb_agent::SetupCache {
+            dir: shared.setup_cache.clone(),
+            scope: repo_scope(task),
+        }),
     };
     let run_started = Instant::now();
     let report = plumb_agent::run(spec).await.map_err(|err| match err {
@@ -213,6 +219,15 @@ async fn steps(
         }
     }
     Ok(())
+}
+
+/// What the attempts of one repository share in the setup cache: the repository's path.
+fn repo_scope(task: &Task) -> String {
+    match &task.repo {
+        crate::task::RepoSource::Git(p)
+        | crate::task::RepoSource::Archive(p)
+        | crate::task::RepoSource::Folder(p) => p.display().to_string(),
+    }
 }
 
 /// The task's test command, else the settings', else the one plumb detects on the tree.

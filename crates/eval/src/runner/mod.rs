@@ -151,6 +151,7 @@ pub async fn run(
     let gate = Arc::new(Semaphore::new(plan.jobs.max(1)));
     let shared = Arc::new(attempt::Shared {
         model: plan.model,
+        setup_cache: plan.out.join(".setup-cache"),
         keep_trees: plan.keep_trees,
         engine,
     });
