@@ -51,7 +51,7 @@ pub use journal_entry::{ENTRY_CAP_BYTES, JournalRequest, journal_requests};
 pub use plumb_protocol::FinalReport;
 pub use replay::{ReplayPlan, plan_replay};
 pub use run::Run;
-pub use setup_cache::{MANIFESTS, SetupCache};
+pub use setup_cache::{MANIFESTS, SetupCache, setup_snapshot_dir};
 
 /// Everything a run needs, as one parameter struct.
 pub struct RunSpec {

@@ -64,6 +64,8 @@ pub struct Run {
     pub(crate) journal: Journal,
     pub(crate) registry: Registry,
     pub(crate) test_command: TestCommand,
+    /// What the setup command made, kept for check trees (`setup_cache.rs`).
+    pub(crate) setup_snapshot: Option<std::path::PathBuf>,
     pub(crate) baseline: TestCounts,
     pub(crate) head: Vec<Message>,
     pub(crate) turns: Vec<Turn>,
@@ -175,6 +177,7 @@ impl Run {
         let mut run = Run {
             registry: Registry::builtin(),
             test_command,
+            setup_snapshot: None,
             baseline: TestCounts::default(),
             head: Vec::new(),
             turns: Vec::new(),

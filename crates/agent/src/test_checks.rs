@@ -101,8 +101,7 @@ impl Run {
             .run_dir
             .join("checks")
             .join(format!("reproduce-{}", self.done_count));
-        self.workspace
-            .materialize(self.workspace.baseline(), &dest)
+        self.materialize_check_tree(self.workspace.baseline(), &dest)
             .map_err(Ending::infra)?;
         judged::overlay_test_changes(self.workspace.root(), &dest, changes)
             .and_then(|()| judged::apply(&dest, &steps.restores))
@@ -200,8 +199,7 @@ impl Run {
         if dest.exists() {
             std::fs::remove_dir_all(&dest).map_err(Ending::infra)?;
         }
-        self.workspace
-            .materialize(&head, &dest)
+        self.materialize_check_tree(&head, &dest)
             .map_err(Ending::infra)?;
         steps.judged = Some(dest.clone());
         judged::apply(&dest, &steps.restores).map_err(Ending::infra)?;
@@ -337,8 +335,7 @@ impl Run {
         if dest.exists() {
             std::fs::remove_dir_all(&dest).map_err(Ending::infra)?;
         }
-        self.workspace
-            .materialize(self.workspace.baseline(), &dest)
+        self.materialize_check_tree(self.workspace.baseline(), &dest)
             .map_err(Ending::infra)?;
         Ok(dest)
     }

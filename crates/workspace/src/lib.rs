@@ -27,7 +27,9 @@ pub use diff::{ChangeKind, ChangedFile, Entry, EntryMode, ObjectId, Patch, sha25
 pub use error::{ConfineError, WorkspaceError};
 pub use ids::{CommitId, MAX_LABEL_CHARS, MAX_REF_NAME_CHARS, sanitize_label, sanitize_ref_name};
 pub use reader::{ReadError, SpecialKind, Tree};
-pub use setup_snapshot::{Restored, Stamps, has_snapshot, restore_changes, save_changes};
+pub use setup_snapshot::{
+    RestoreMode, Restored, Stamps, has_snapshot, restore_changes, save_changes,
+};
 pub use source_tree::{SourceTreeError, export_commit, unpack_archive};
 pub use workspace::{
     BASELINE_REF, Checkpoint, HOME_DIR, SHADOW_DIR, SOURCE_REF, WORK_DIR, Workspace,

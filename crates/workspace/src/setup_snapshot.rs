@@ -60,6 +60,18 @@ struct Meta {
     entries: usize,
 }
 
+/// How [`restore_changes`] treats what is already in the tree.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RestoreMode {
+    /// The tree is the one the setup ran on (the source as copied): every entry is put in place
+    /// and what the setup removed is removed.
+    Overwrite,
+    /// The tree already holds the setup's tracked result (a check tree written from the baseline
+    /// commit, perhaps with the agent's changes): only entries it lacks are added — the ignored
+    /// output, such as a virtual environment — and nothing is removed.
+    MissingOnly,
+}
+
 /// What [`restore_changes`] did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Restored {
@@ -188,7 +200,7 @@ pub fn has_snapshot(dir: &Path) -> bool {
 
 /// Puts the snapshot in `dir` into the workspace `root`, relocating the old workspace's path to
 /// `root`'s, and removes what the setup removed.
-pub fn restore_changes(dir: &Path, root: &Path) -> io::Result<Restored> {
+pub fn restore_changes(dir: &Path, root: &Path, mode: RestoreMode) -> io::Result<Restored> {
     let text = fs::read_to_string(dir.join(META_FILE))?;
     let meta: Meta = serde_json::from_str(&text).map_err(io::Error::other)?;
     let old = meta.root.as_os_str().as_encoded_bytes().to_vec();
@@ -203,6 +215,9 @@ pub fn restore_changes(dir: &Path, root: &Path) -> io::Result<Restored> {
         if failure.is_some() {
             return;
         }
+        if mode == RestoreMode::MissingOnly && fs::symlink_metadata(root.join(rel)).is_ok() {
+            return;
+        }
         match restore_entry(&files.join(rel), root, rel, meta, &old, &new) {
             Ok(relocated) => {
                 restored.entries += 1;
@@ -214,7 +229,11 @@ pub fn restore_changes(dir: &Path, root: &Path) -> io::Result<Restored> {
     if let Some(err) = failure {
         return Err(err);
     }
-    for rel in &meta.removed {
+    let removed = match mode {
+        RestoreMode::Overwrite => meta.removed.as_slice(),
+        RestoreMode::MissingOnly => &[],
+    };
+    for rel in removed {
         if no_link_above(root, rel) {
             let target = root.join(rel);
             match fs::symlink_metadata(&target) {
@@ -341,7 +360,7 @@ mod tests {
         fs::create_dir_all(tmp.path().join("cache")).expect("mkdir");
         assert_eq!(save_changes(&a, &before, &snap).expect("save"), 4);
 
-        let restored = restore_changes(&snap, &b).expect("restore");
+        let restored = restore_changes(&snap, &b, RestoreMode::Overwrite).expect("restore");
         let actual = (
             restored,
             fs::read_to_string(b.join(".venv/bin/pytest")).expect("read"),
@@ -361,6 +380,30 @@ mod tests {
     }
 
     #[test]
+    fn missing_only_adds_what_the_tree_lacks_and_keeps_the_rest() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let a = tmp.path().join("a");
+        let b = tmp.path().join("b");
+        fs::create_dir_all(&a).expect("mkdir");
+        fs::write(a.join("version.py"), "v = 0\n").expect("write");
+        let before = Stamps::of(&a).expect("stamps");
+        fs::write(a.join("version.py"), "v = 1\n").expect("write");
+        fs::create_dir_all(a.join(".venv")).expect("mkdir");
+        fs::write(a.join(".venv/cfg"), "x").expect("write");
+        let snap = tmp.path().join("snap");
+        save_changes(&a, &before, &snap).expect("save");
+        fs::create_dir_all(&b).expect("mkdir");
+        // The agent's version of the tracked file stays.
+        fs::write(b.join("version.py"), "v = 2\n").expect("write");
+        restore_changes(&snap, &b, RestoreMode::MissingOnly).expect("restore");
+        let actual = (
+            fs::read_to_string(b.join("version.py")).expect("read"),
+            fs::read_to_string(b.join(".venv/cfg")).expect("read"),
+        );
+        assert_eq!(actual, ("v = 2\n".to_owned(), "x".to_owned()));
+    }
+
+    #[test]
     fn a_link_in_the_new_workspace_is_replaced_never_written_through() {
         let tmp = tempfile::tempdir().expect("tempdir");
         let a = tmp.path().join("a");
@@ -375,7 +418,7 @@ mod tests {
         let snap = tmp.path().join("snap");
         save_changes(&a, &before, &snap).expect("save");
         symlink(&outside, b.join("lib")).expect("link");
-        restore_changes(&snap, &b).expect("restore");
+        restore_changes(&snap, &b, RestoreMode::Overwrite).expect("restore");
         // The link was replaced by the folder, and the file went into it, not through the link.
         let actual = (
             outside.join("x").exists(),

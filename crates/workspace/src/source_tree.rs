@@ -173,6 +173,13 @@ pub fn unpack_archive(archive: &Path, dest: &Path, max_bytes: u64) -> Result<(),
         let rel = member_path(&path).map_err(&bad)?;
         let Some(rel) = rel else { continue };
         let kind = entry.header().entry_type();
+        // `git archive` writes the commit id in a pax global header: metadata, not a member.
+        if matches!(
+            kind,
+            tar::EntryType::XGlobalHeader | tar::EntryType::XHeader
+        ) {
+            continue;
+        }
         if !(kind.is_file() || kind.is_dir() || kind.is_symlink()) {
             return Err(bad(format!(
                 "the member {} is a {kind:?}; only files, folders and symbolic links are unpacked",
