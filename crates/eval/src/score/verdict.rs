@@ -277,4 +277,40 @@ mod tests {
         };
         assert_eq!(actual, expected);
     }
+
+    /// marshmallow-1359 as published: its record (in `data/swebench/lite-dev.jsonl`) against the
+    /// log of the official command (`pytest -rA tests/test_fields.py`) on its base tree with the
+    /// gold and test patches (pytest 9.2, Python 3.11). 8 of its PASS_TO_PASS ids are cut at a
+    /// space (`test_make_error[required-Missing`); every id is found, so the gold patch resolves.
+    #[test]
+    fn marshmallow_1359_gold_resolves_from_the_official_log() {
+        let records = include_str!("../../../../data/swebench/lite-dev.jsonl");
+        let record: serde_json::Value = records
+            .lines()
+            .map(|line| serde_json::from_str::<serde_json::Value>(line).unwrap())
+            .find(|record| record["instance_id"] == "marshmallow-code__marshmallow-1359")
+            .unwrap();
+        let ids = |field: &str| -> Vec<String> {
+            serde_json::from_str(record[field].as_str().unwrap()).unwrap()
+        };
+        let mut task = task(&[], &[]);
+        task.fail_to_pass = ids("FAIL_TO_PASS");
+        task.pass_to_pass = ids("PASS_TO_PASS");
+        let cut = task
+            .pass_to_pass
+            .iter()
+            .filter(|id| id.contains('[') && !id.ends_with(']'))
+            .count();
+        let log = include_str!("fixtures/marshmallow-1359-test_fields.log");
+        let found = super::super::parse::parse(super::super::parse::LogFormat::Pytest, log);
+
+        let actual = judge(&task, &found);
+
+        let expected = (
+            true,
+            "resolved: the FAIL_TO_PASS test and the 76 PASS_TO_PASS tests passed".to_owned(),
+            8,
+        );
+        assert_eq!((actual.resolved, actual.reason, cut), expected);
+    }
 }
