@@ -54,8 +54,8 @@ pub struct ScoreInput<'a> {
 /// Scoring could not reach a verdict, through no fault of the patch or the task.
 #[derive(Debug, thiserror::Error)]
 pub enum ScoreError {
-    /// The sandbox, git or the disk failed, or the run was cancelled.
-    #[error("scoring failed: {0}")]
+    /// The sandbox, git or the disk failed, or the run was cancelled; a sentence.
+    #[error("{0}")]
     Infra(String),
 }
 

@@ -133,8 +133,12 @@ impl Fixture {
     }
 
     async fn score(&self, patch: &str) -> Score {
+        self.score_with(patch, "python3 -m pytest").await
+    }
+
+    async fn score_with(&self, patch: &str, command: &str) -> Score {
         let sandbox = bwrap();
-        let command = plumb_verify::parse_command("python3 -m pytest").unwrap();
+        let command = plumb_verify::parse_command(command).unwrap();
         score(ScoreInput {
             task: &self.task,
             base_tree: &self.base,
@@ -282,6 +286,55 @@ diff --git a/tests/test_calc.py b/tests/test_calc.py
         applied: true,
         reason: "resolved: the FAIL_TO_PASS test and the 3 PASS_TO_PASS tests passed".to_owned(),
         tests: tests(TestStatus::Passed, PASSED),
+        log: TEST_LOG.to_owned(),
+    };
+    assert_eq!(actual, expected);
+}
+
+/// A test command the sandbox cannot start is the task's problem, scored with its reason, never
+/// an infrastructure error (which would be retried for ever).
+#[tokio::test]
+async fn a_test_command_that_cannot_start_is_a_score_with_its_reason() {
+    let fixture = Fixture::new();
+
+    let actual = fixture
+        .score_with(GOLD_PATCH, "plumb-no-such-runner --all")
+        .await;
+
+    let expected = Score {
+        resolved: false,
+        empty_patch: false,
+        applied: true,
+        reason: "the test command could not start in the sandbox: could not start \
+                 `plumb-no-such-runner`: not found; install it or change the command"
+            .to_owned(),
+        tests: tests(TestStatus::Missing, [TestStatus::Missing; 3]),
+        log: TEST_LOG.to_owned(),
+    };
+    assert_eq!(actual, expected);
+}
+
+/// A wrapper whose program is missing inside (exit 127) says so before the tests it never ran.
+#[tokio::test]
+async fn exit_127_is_named_in_the_reason() {
+    let fixture = Fixture::new();
+
+    let actual = fixture
+        .score_with(GOLD_PATCH, "sh -c 'plumb-no-such-runner tests'")
+        .await;
+
+    let expected = Score {
+        resolved: false,
+        empty_patch: false,
+        applied: true,
+        reason: "the test command could not start in the sandbox (exit 127: command not found); \
+                 1 of 1 FAIL_TO_PASS test did not pass: tests/test_calc.py::test_add is missing \
+                 from the log; 3 of 3 PASS_TO_PASS tests did not pass: \
+                 tests/test_calc.py::test_zero is missing from the log, \
+                 tests/test_calc.py::test_words[a is missing from the log, \
+                 tests/test_calc.py::test_words[c] is missing from the log"
+            .to_owned(),
+        tests: tests(TestStatus::Missing, [TestStatus::Missing; 3]),
         log: TEST_LOG.to_owned(),
     };
     assert_eq!(actual, expected);
