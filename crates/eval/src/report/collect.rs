@@ -119,3 +119,72 @@ fn sorted_dirs(dir: &Path, top: bool) -> Result<Vec<String>, ReportError> {
     names.sort();
     Ok(names)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::fixtures::{empty, scored, write_result};
+    use pretty_assertions::assert_eq;
+
+    #[test]
+    fn collects_finished_attempts_sorted_and_skips_everything_else() {
+        let out = tempfile::tempdir().unwrap();
+        write_result(out.path(), &scored("b", 1, true, true));
+        write_result(out.path(), &scored("a", 10, false, false));
+        write_result(out.path(), &empty("a", 2));
+        // An attempt that did not finish, a cache folder, the run's own files.
+        fs::create_dir_all(out.path().join("a/attempt-3")).unwrap();
+        fs::create_dir_all(out.path().join("setup-cache/attempt-x")).unwrap();
+        fs::write(out.path().join("summary.json"), "{}").unwrap();
+
+        let actual: Vec<(String, u32)> = collect(out.path())
+            .unwrap()
+            .into_iter()
+            .map(|r| (r.instance_id, r.attempt))
+            .collect();
+        let expected = vec![("a".into(), 2), ("a".into(), 10), ("b".into(), 1)];
+        assert_eq!(actual, expected);
+    }
+
+    #[test]
+    fn bad_folders_and_files_are_named_in_the_error() {
+        let missing = tempfile::tempdir().unwrap().path().join("nowhere");
+        let broken = tempfile::tempdir().unwrap();
+        write_result(broken.path(), &scored("a", 1, true, true));
+        let broken_file = broken.path().join("a/attempt-1/result.json");
+        fs::write(&broken_file, "{\"v\": 1, \"instance_id\": ").unwrap();
+        let newer = tempfile::tempdir().unwrap();
+        let mut future = scored("a", 1, true, true);
+        future.v = RESULT_VERSION + 1;
+        write_result(newer.path(), &future);
+        let twice = tempfile::tempdir().unwrap();
+        write_result(twice.path(), &scored("x", 1, true, true));
+        let copy = twice.path().join("x-copy/attempt-1");
+        fs::create_dir_all(&copy).unwrap();
+        fs::copy(
+            twice.path().join("x/attempt-1/result.json"),
+            copy.join("result.json"),
+        )
+        .unwrap();
+
+        let message = |dir: &Path| {
+            collect(dir)
+                .err()
+                .map(|e| e.to_string())
+                .unwrap_or_default()
+        };
+        let actual = [
+            message(&missing).starts_with(&format!(
+                "cannot read the eval output folder {}:",
+                missing.display()
+            )),
+            message(broken.path()).starts_with(&format!(
+                "{} is not a result plumb eval wrote: EOF",
+                broken_file.display()
+            )),
+            message(newer.path()).contains("has result version 2; this plumb reads version 1"),
+            message(twice.path()).contains("both hold attempt 1 of task \"x\""),
+        ];
+        assert_eq!(actual, [true; 4]);
+    }
+}

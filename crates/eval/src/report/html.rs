@@ -453,3 +453,70 @@ fn opt(x: Option<f64>, places: usize) -> String {
 fn usd(x: f64) -> String {
     format!("${x:.4}")
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::fixtures::{infra, scored};
+    use crate::report::summary::SummaryMeta;
+    use crate::report::tally::summarize;
+    use pretty_assertions::assert_eq;
+
+    #[test]
+    fn the_page_escapes_results_embeds_svg_names_no_url_and_links_files_that_exist() {
+        let mut hostile = scored("<script>alert(1)</script>", 1, true, true);
+        hostile.flags = vec!["tests/<b>x</b>.py: an existing test file was modified".into()];
+        hostile.language = Some("python".into());
+        hostile.rounds = 4;
+        let mut plain = infra("ok-1", 1);
+        plain.status = crate::result::AttemptStatus::InfraError {
+            message: "disk \"full\" & <gone>".into(),
+        };
+        let results = vec![hostile, plain, scored("ok-2", 1, false, false)];
+        let out = tempfile::tempdir().unwrap();
+        let attempt = out.path().join("ok-2/attempt-1");
+        std::fs::create_dir_all(&attempt).unwrap();
+        std::fs::write(attempt.join("report.json"), "{}").unwrap();
+        std::fs::write(attempt.join("score.log"), "").unwrap();
+        let meta = SummaryMeta {
+            model: "scripted".into(),
+            tasks_file: "<tasks>.jsonl".into(),
+            ..SummaryMeta::default()
+        };
+        let summary = summarize(&results, 1, &meta);
+
+        write_html(out.path(), &summary, &results).unwrap();
+        let page = std::fs::read_to_string(out.path().join("report.html")).unwrap();
+        let links: Vec<&str> = page
+            .match_indices("<a href=")
+            .filter_map(|(i, _)| page.get(i..)?.split("</a>").next())
+            .collect();
+        let actual = (
+            page.contains("<code>&lt;script&gt;alert(1)&lt;/script&gt;</code>"),
+            page.contains("tests/&lt;b&gt;x&lt;/b&gt;.py"),
+            page.contains("disk &quot;full&quot; &amp; &lt;gone&gt;"),
+            page.contains("on &lt;tasks&gt;.jsonl"),
+            page.contains("<script"),
+            page.matches("<svg").count(),
+            page.contains("http"),
+            page.contains("src="),
+            links,
+        );
+        let expected = (
+            true,
+            true,
+            true,
+            true,
+            false,
+            // rounds, cost, time, resolved by language
+            4,
+            false,
+            false,
+            vec![
+                "<a href=\"ok-2/attempt-1/report.json\">report",
+                "<a href=\"ok-2/attempt-1/score.log\">test log",
+            ],
+        );
+        assert_eq!(actual, expected);
+    }
+}

@@ -13,6 +13,8 @@ mod charts;
 mod collect;
 mod compare;
 mod escape;
+#[cfg(test)]
+mod fixtures;
 mod html;
 mod pass_k;
 mod predictions;

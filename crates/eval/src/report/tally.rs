@@ -275,6 +275,12 @@ fn disagreements(results: &[AttemptResult]) -> Disagreements {
             (true, true) | (false, false) => {}
         }
     }
+    for list in [
+        &mut found.verified_unresolved,
+        &mut found.resolved_unverified,
+    ] {
+        list.sort_by(|a, b| (&a.instance_id, a.attempt).cmp(&(&b.instance_id, b.attempt)));
+    }
     found
 }
 
@@ -309,7 +315,7 @@ fn languages(tasks: &[TaskRow]) -> BTreeMap<String, LanguageTally> {
 }
 
 fn errors(results: &[AttemptResult]) -> Vec<AttemptError> {
-    results
+    let mut errors: Vec<AttemptError> = results
         .iter()
         .filter_map(|r| {
             let (status, message) = status_name(&r.status);
@@ -320,7 +326,9 @@ fn errors(results: &[AttemptResult]) -> Vec<AttemptError> {
                 message: message.to_string(),
             })
         })
-        .collect()
+        .collect();
+    errors.sort_by(|a, b| (&a.instance_id, a.attempt).cmp(&(&b.instance_id, b.attempt)));
+    errors
 }
 
 fn percent(count: usize, of: usize) -> f64 {
@@ -342,5 +350,189 @@ pub(crate) fn median(mut values: Vec<f64>) -> Option<f64> {
         0 => None,
         _ if n % 2 == 1 => values.get(n / 2).copied(),
         _ => Some((values.get(n / 2 - 1)? + values.get(n / 2)?) / 2.0),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::fixtures::{bad, empty, infra, scored};
+    use pretty_assertions::assert_eq;
+
+    fn lang(mut r: AttemptResult, language: &str) -> AttemptResult {
+        r.language = Some(language.into());
+        r
+    }
+
+    fn work(mut r: AttemptResult, rounds: u32, run_ms: u64, usd: f64) -> AttemptResult {
+        r.rounds = rounds;
+        r.run_ms = run_ms;
+        r.wall_ms = run_ms + 1000;
+        r.usage.usd = usd;
+        r
+    }
+
+    /// Five tasks, two attempts each, of a set of eight:
+    /// a: resolved, then verified but unresolved (a disagreement); b: an infrastructure error,
+    /// then an empty patch; c: two infrastructure errors; d: a bad task; e: resolved without
+    /// plumb's verification (a disagreement), then resolved.
+    fn run() -> Vec<AttemptResult> {
+        let mut a1 = work(lang(scored("a", 1, true, true), "python"), 3, 6000, 0.25);
+        a1.flags = vec![
+            "test_modified: tests/test_x.py: an existing test file was modified".into(),
+            "tests/conftest.py: a new conftest".into(),
+        ];
+        vec![
+            a1,
+            work(lang(scored("a", 2, false, true), "python"), 5, 10000, 0.25),
+            work(lang(infra("b", 1), "python"), 0, 0, 0.5),
+            work(lang(empty("b", 2), "python"), 10, 5000, 0.0),
+            infra("c", 1),
+            infra("c", 2),
+            bad("d", 1),
+            bad("d", 2),
+            work(lang(scored("e", 1, true, false), "rust"), 2, 2000, 0.0),
+            work(lang(scored("e", 2, true, true), "rust"), 4, 4000, 0.0),
+        ]
+    }
+
+    #[test]
+    fn summary_classifies_tasks_as_swe_bench_does_and_estimates_pass_k() {
+        let meta = SummaryMeta {
+            tasks_file: "tasks.jsonl".into(),
+            model: "scripted".into(),
+            k: 2,
+            total_tasks: 8,
+            command: "plumb eval tasks.jsonl -k 2".into(),
+            settings: vec!["helpers.phases=false".into()],
+        };
+        let mut results = run();
+        results.reverse(); // any order gives the same summary
+
+        let s = summarize(&results, 2, &meta);
+        let round_trip: Summary =
+            serde_json::from_str(&serde_json::to_string(&s).unwrap()).unwrap();
+        let ids = |d: &[Disagreement]| -> Vec<(String, u32)> {
+            d.iter()
+                .map(|d| (d.instance_id.clone(), d.attempt))
+                .collect()
+        };
+        let actual = (
+            (
+                s.submitted_ids.clone(),
+                s.completed_ids.clone(),
+                s.resolved_ids.clone(),
+                s.unresolved_ids.clone(),
+                s.empty_patch_ids.clone(),
+                s.error_ids.clone(),
+                s.bad_task_ids.clone(),
+            ),
+            (
+                s.total_instances,
+                s.incomplete_instances,
+                s.resolved_pct,
+                s.per_attempt
+                    .iter()
+                    .map(|a| (a.tasks, a.finished, a.errors, a.resolved, a.resolved_pct))
+                    .collect::<Vec<_>>(),
+            ),
+            s.pass_at.clone(),
+            s.all_resolved.clone(),
+            (
+                ids(&s.disagreements.verified_unresolved),
+                ids(&s.disagreements.resolved_unverified),
+            ),
+            s.errors
+                .iter()
+                .map(|e| (e.instance_id.clone(), e.attempt, e.status.clone()))
+                .collect::<Vec<_>>(),
+            (
+                s.flags.flags,
+                s.flags.by_kind.clone(),
+                s.flags.tasks.clone(),
+            ),
+            s.languages
+                .iter()
+                .map(|(l, t)| (l.clone(), t.tasks, t.resolved, t.resolved_pct, t.pass_at_1))
+                .collect::<Vec<_>>(),
+            (
+                s.totals.median_rounds,
+                s.totals.median_seconds_per_round,
+                s.totals.usd,
+                s.totals.usd_per_task,
+            ),
+            round_trip == s,
+        );
+        let v = |x: &str| vec![x.to_string()];
+        let expected = (
+            (
+                ["a", "b", "c", "d", "e"].map(String::from).to_vec(),
+                ["a", "e"].map(String::from).to_vec(),
+                ["a", "e"].map(String::from).to_vec(),
+                Vec::<String>::new(),
+                v("b"),
+                v("c"),
+                v("d"),
+            ),
+            // attempt 1: a and e resolved, b and c errors; attempt 2: only e resolved.
+            (8, 3, 25.0, vec![(5, 2, 2, 2, 25.0), (5, 3, 1, 1, 12.5)]),
+            vec![
+                // k=1 over a (1 of 2), b (0 of 1), e (2 of 2): (0.5 + 0 + 1) / 3.
+                PassAt {
+                    k: 1,
+                    tasks: 3,
+                    pass_at_k: Some(0.5),
+                    pass_hat_k: Some(0.5),
+                },
+                // k=2 over a and e only (b has one finished attempt): pass@2 = (1 + 1) / 2,
+                // pass^2 = (C(1,2)/C(2,2) + C(2,2)/C(2,2)) / 2.
+                PassAt {
+                    k: 2,
+                    tasks: 2,
+                    pass_at_k: Some(1.0),
+                    pass_hat_k: Some(0.5),
+                },
+            ],
+            AllResolved {
+                k: 2,
+                tasks: 2,
+                resolved: 1,
+                fraction: Some(0.5),
+            },
+            (vec![("a".to_string(), 2)], vec![("e".to_string(), 1)]),
+            vec![
+                ("b".to_string(), 1, "infra_error".to_string()),
+                ("c".to_string(), 1, "infra_error".to_string()),
+                ("c".to_string(), 2, "infra_error".to_string()),
+                ("d".to_string(), 1, "bad_task".to_string()),
+                ("d".to_string(), 2, "bad_task".to_string()),
+            ],
+            (
+                2,
+                BTreeMap::from([
+                    ("test_modified".to_string(), 1),
+                    ("unclassified".to_string(), 1),
+                ]),
+                v("a"),
+            ),
+            vec![
+                ("python".to_string(), 2, 1, 50.0, Some(0.25)),
+                ("rust".to_string(), 1, 1, 100.0, Some(1.0)),
+            ],
+            // rounds 3, 5, 10, 2, 4; seconds a round 2, 2, 0.5, 1, 1; the error's cost counts.
+            (Some(4.0), Some(1.0), 1.0, Some(0.2)),
+            true,
+        );
+        assert_eq!(actual, expected);
+    }
+
+    #[test]
+    fn median_of_even_and_odd_counts() {
+        let actual = (
+            median(vec![]),
+            median(vec![3.0, 1.0, 2.0]),
+            median(vec![4.0, 1.0, 3.0, 2.0]),
+        );
+        assert_eq!(actual, (None, Some(2.0), Some(2.5)));
     }
 }
