@@ -256,3 +256,96 @@ impl Comparison {
         out
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::fixtures::{empty, scored, write_result};
+    use pretty_assertions::assert_eq;
+
+    fn timed(
+        mut r: crate::result::AttemptResult,
+        rounds: u32,
+        usd: f64,
+    ) -> crate::result::AttemptResult {
+        r.rounds = rounds;
+        r.usage.usd = usd;
+        r.wall_ms = u64::from(rounds) * 1500;
+        r
+    }
+
+    #[test]
+    fn counts_tasks_fixed_by_one_both_or_neither_and_renders_a_table() {
+        let a = tempfile::tempdir().unwrap();
+        let b = tempfile::tempdir().unwrap();
+        for r in [
+            timed(scored("t1", 1, true, true), 2, 0.01),
+            timed(scored("t2", 1, true, true), 3, 0.02),
+            timed(scored("t3", 1, false, false), 4, 0.0),
+            timed(empty("t4", 1), 10, 0.0),
+            timed(scored("t5", 1, true, true), 1, 0.0),
+        ] {
+            write_result(a.path(), &r);
+        }
+        for r in [
+            timed(scored("t1", 1, true, true), 1, 0.0),
+            timed(empty("t2", 1), 12, 0.0),
+            timed(scored("t3", 1, true, true), 5, 0.0),
+            timed(empty("t4", 1), 12, 0.0),
+            timed(scored("long-task-6", 1, true, true), 2, 0.0),
+        ] {
+            write_result(b.path(), &r);
+        }
+        std::fs::write(
+            b.path().join("summary.json"),
+            r#"{"meta": {"model": "local", "settings": ["helpers.phases=false"]}}"#,
+        )
+        .unwrap();
+
+        let c = compare(a.path(), b.path()).unwrap();
+        let actual = (
+            (c.only_a, c.only_b, c.both, c.neither),
+            (c.missing_in_a.clone(), c.missing_in_b.clone()),
+            c.render_text()
+                .replace(&a.path().display().to_string(), "OUT_A")
+                .replace(&b.path().display().to_string(), "OUT_B"),
+        );
+        let expected = (
+            (1, 1, 1, 1),
+            (vec!["long-task-6".to_string()], vec!["t5".to_string()]),
+            "\
+A: OUT_A (model scripted)
+B: OUT_B (model local, -c helpers.phases=false)
+
+task                   A            B  rounds A  rounds B   USD A   USD B   s A   s B
+long-task-6            -     resolved         -         2       -  0.0000     -   3.0
+t1              resolved     resolved         2         1  0.0100  0.0000   3.0   1.5
+t2              resolved  empty_patch         3        12  0.0200  0.0000   4.5  18.0
+t3            unresolved     resolved         4         5  0.0000  0.0000   6.0   7.5
+t4           empty_patch  empty_patch        10        12  0.0000  0.0000  15.0  18.0
+t5              resolved            -         1         -  0.0000       -   1.5     -
+
+resolved by A only: 1, by B only: 1, by both: 1, by neither: 1
+not in A: long-task-6
+not in B: t5
+A: resolved 3 of 5 tasks, USD 0.0300, 30.0 s, median rounds 3.0
+B: resolved 3 of 5 tasks, USD 0.0000, 48.0 s, median rounds 5.0
+"
+            .to_string(),
+        );
+        assert_eq!(actual, expected);
+    }
+
+    #[test]
+    fn a_folder_without_results_is_an_error_naming_it() {
+        let a = tempfile::tempdir().unwrap();
+        let b = tempfile::tempdir().unwrap();
+        write_result(a.path(), &scored("t1", 1, true, true));
+        let actual = compare(a.path(), b.path()).err().map(|e| e.to_string());
+        let expected = Some(format!(
+            "{} holds no finished attempt (no */attempt-*/result.json): is it a `plumb eval --out` folder?",
+            b.path().display()
+        ));
+        assert_eq!(actual, expected);
+    }
+}
