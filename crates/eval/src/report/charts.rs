@@ -18,6 +18,8 @@ pub(crate) struct Bars<'a> {
     pub y_desc: &'a str,
     pub labels: Vec<String>,
     pub values: Vec<f64>,
+    /// The top of the value axis (100 for a percentage); `None`: a little above the highest bar.
+    pub top: Option<f64>,
 }
 
 /// How many tasks took 0, 1, 2, … rounds (in bins of several rounds past 30 distinct values).
@@ -49,6 +51,7 @@ pub(crate) fn rounds_histogram(rounds: &[u32]) -> Result<Option<String>, ReportE
         y_desc: "attempts",
         labels,
         values: counts,
+        top: None,
     })
 }
 
@@ -62,10 +65,21 @@ pub(crate) fn bars(chart: &Bars<'_>) -> Result<Option<String>, ReportError> {
         message,
     };
     let n = u32::try_from(chart.values.len()).map_err(|e| err(e.to_string()))?;
-    let top = chart.values.iter().copied().fold(0.0, f64::max);
-    let top = if top > 0.0 { top * 1.1 } else { 1.0 };
-    // Past ~40 bars the names would overlap: number them instead (the table has the names).
-    let named = chart.labels.len() <= 40;
+    let highest = chart.values.iter().copied().fold(0.0, f64::max);
+    let top = match chart.top {
+        Some(top) if top >= highest && top > 0.0 => top,
+        _ if highest > 0.0 => highest * 1.1,
+        _ => 1.0,
+    };
+    // Names that would overlap (about 7 pixels a character across 640) are replaced by the
+    // bar's number, 1-based, as the report's task table numbers its tasks.
+    let label_chars: usize = chart.labels.iter().map(|l| l.chars().count() + 2).sum();
+    let named = label_chars * 7 <= 640;
+    let x_desc = if named {
+        chart.x_desc.to_string()
+    } else {
+        format!("{} (number in the table)", chart.x_desc)
+    };
     let label = |v: &SegmentValue<u32>| match v {
         SegmentValue::Exact(i) | SegmentValue::CenterOf(i) => {
             if named {
@@ -86,11 +100,12 @@ pub(crate) fn bars(chart: &Bars<'_>) -> Result<Option<String>, ReportError> {
             .margin(10)
             .x_label_area_size(40)
             .y_label_area_size(60)
-            .build_cartesian_2d((0..n).into_segmented(), 0.0..top)
+            // plotters' integer ranges hold both ends: 0..n-1 is n segments.
+            .build_cartesian_2d((0..n - 1).into_segmented(), 0.0..top)
             .map_err(|e| err(e.to_string()))?;
         plot.configure_mesh()
             .disable_x_mesh()
-            .x_desc(chart.x_desc)
+            .x_desc(x_desc)
             .y_desc(chart.y_desc)
             .x_labels(chart.labels.len().min(40))
             .x_label_formatter(&label)
@@ -120,14 +135,26 @@ mod tests {
     #[test]
     fn a_chart_is_inline_svg_with_no_url_and_nothing_to_draw_is_none() {
         let drawn = rounds_histogram(&[1, 3, 3, 7]).unwrap().unwrap_or_default();
+        // One bar: plotters' segmented range 0..0.
+        let one = bars(&Bars {
+            title: "Resolved by language (%)",
+            x_desc: "language",
+            y_desc: "%",
+            labels: vec!["python".into()],
+            values: vec![100.0],
+            top: Some(100.0),
+        })
+        .unwrap()
+        .unwrap_or_default();
         let actual = (
             drawn.starts_with("<svg"),
             drawn.contains("<rect"),
             drawn.contains("Rounds per attempt"),
             drawn.contains("http"),
             rounds_histogram(&[]).unwrap(),
+            one.contains("<rect"),
         );
-        let expected = (true, true, true, false, None);
+        let expected = (true, true, true, false, None, true);
         assert_eq!(actual, expected);
     }
 }

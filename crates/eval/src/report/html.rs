@@ -281,6 +281,7 @@ fn charts_section(page: &mut String, s: &Summary) -> Result<(), ReportError> {
             y_desc: "USD",
             labels: ids.clone(),
             values: s.tasks.iter().map(|t| t.usd).collect(),
+            top: None,
         })?,
         charts::bars(&Bars {
             title: "Wall time per task (seconds)",
@@ -288,6 +289,7 @@ fn charts_section(page: &mut String, s: &Summary) -> Result<(), ReportError> {
             y_desc: "seconds",
             labels: ids,
             values: s.tasks.iter().map(|t| t.wall_ms as f64 / 1000.0).collect(),
+            top: None,
         })?,
         charts::bars(&Bars {
             title: "Resolved by language (%)",
@@ -295,6 +297,7 @@ fn charts_section(page: &mut String, s: &Summary) -> Result<(), ReportError> {
             y_desc: "% of tasks",
             labels: s.languages.keys().cloned().collect(),
             values: s.languages.values().map(|l| l.resolved_pct).collect(),
+            top: Some(100.0),
         })?,
     ];
     page.push_str("<h2>Charts</h2>\n");
@@ -316,11 +319,11 @@ fn task_table(
     by_attempt: &BTreeMap<(&str, u32), &AttemptResult>,
 ) {
     page.push_str(
-        "<h2>Tasks</h2>\n<table>\n<tr><th>task</th><th>language</th><th>attempt</th>\
+        "<h2>Tasks</h2>\n<table>\n<tr><th>#</th><th>task</th><th>language</th><th>attempt</th>\
          <th>class</th><th>resolved</th><th>verified</th><th>outcome</th><th>rounds</th>\
          <th>tokens in/out/cached</th><th>USD</th><th>seconds</th><th>flags</th><th>files</th></tr>\n",
     );
-    for task in &s.tasks {
+    for (number, task) in (1..).zip(&s.tasks) {
         for a in &task.attempts {
             let result = by_attempt.get(&(task.instance_id.as_str(), a.attempt));
             let class = if a.attempt == task.attempt {
@@ -330,7 +333,8 @@ fn task_table(
             };
             let _ = writeln!(
                 page,
-                "<tr><td><code>{}</code></td><td>{}</td><td class=\"n\">{}</td><td>{class}</td>\
+                "<tr><td class=\"n\">{number}</td><td><code>{}</code></td><td>{}</td>\
+                 <td class=\"n\">{}</td><td>{class}</td>\
                  <td>{}</td><td>{}</td><td>{}</td><td class=\"n\">{}</td>\
                  <td class=\"n\">{}/{}/{}</td><td class=\"n\">{}</td><td class=\"n\">{:.1}</td>\
                  <td>{}</td><td>{}</td></tr>",
