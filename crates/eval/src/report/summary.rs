@@ -249,3 +249,34 @@ pub fn write_summary(out_dir: &Path, summary: &Summary) -> Result<(), ReportErro
     text.push('\n');
     write_atomic(&path, &text)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::fixtures::{infra, scored};
+    use crate::report::tally::summarize;
+    use pretty_assertions::assert_eq;
+
+    #[test]
+    fn summary_json_is_written_whole_and_reads_back() {
+        let out = tempfile::tempdir().unwrap();
+        let results = vec![scored("a", 1, true, true), infra("b", 1)];
+        let summary = summarize(&results, 1, &SummaryMeta::default());
+
+        write_summary(out.path(), &summary).unwrap();
+        let text = std::fs::read_to_string(out.path().join("summary.json")).unwrap();
+        let back: Summary = serde_json::from_str(&text).unwrap();
+        let mut names: Vec<String> = std::fs::read_dir(out.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        let actual = (back == summary, back.error_ids, names);
+        let expected = (
+            true,
+            vec!["b".to_string()],
+            vec!["summary.json".to_string()],
+        );
+        assert_eq!(actual, expected);
+    }
+}
