@@ -20,17 +20,28 @@ import tasklib
 from tasklib import HERE, PASSED, TaskError
 
 OUT = HERE / "tasks.jsonl"
-SPEC_KEYS = {"repo", "base", "language", "FAIL_TO_PASS", "setup_command", "test_command"}
+SPEC_KEYS = {
+    "repo",
+    "base",
+    "language",
+    "FAIL_TO_PASS",
+    "setup_command",
+    "test_command",
+}
 
 
 def build_repos(dest):
-    subprocess.run([str(HERE / "make-repos.sh"), str(dest)], check=True, stdout=subprocess.DEVNULL)
+    subprocess.run(
+        [str(HERE / "make-repos.sh"), str(dest)], check=True, stdout=subprocess.DEVNULL
+    )
 
 
 def base_sha(repo, number):
     commits = tasklib.git("-C", str(repo), "rev-list", "--reverse", "main").split()
     if not 1 <= number <= len(commits):
-        raise TaskError(f"{repo.name} has {len(commits)} commits; base {number} is not one")
+        raise TaskError(
+            f"{repo.name} has {len(commits)} commits; base {number} is not one"
+        )
     return commits[number - 1]
 
 
@@ -40,7 +51,9 @@ def record(spec_dir, repos, scratch):
     meta = json.loads((spec_dir / "task.json").read_text())
     unknown = set(meta) - SPEC_KEYS
     if unknown:
-        raise TaskError(f"{where}: unknown keys {sorted(unknown)}; the keys are {sorted(SPEC_KEYS)}")
+        raise TaskError(
+            f"{where}: unknown keys {sorted(unknown)}; the keys are {sorted(SPEC_KEYS)}"
+        )
     repo = repos / meta["repo"]
     task = {
         "instance_id": name,
@@ -52,12 +65,15 @@ def record(spec_dir, repos, scratch):
         "FAIL_TO_PASS": meta["FAIL_TO_PASS"],
         "PASS_TO_PASS": [],
         "language": meta["language"],
-        "test_command": meta.get("test_command") or tasklib.TEST_COMMANDS[meta["language"]],
+        "test_command": meta.get("test_command")
+        or tasklib.TEST_COMMANDS[meta["language"]],
     }
     if meta.get("setup_command"):
         task["setup_command"] = meta["setup_command"]
     before, after = outcomes(task, repo, Path(scratch) / name)
-    passing_both = sorted(t for t, s in before.items() if s == PASSED and after.get(t) == PASSED)
+    passing_both = sorted(
+        t for t, s in before.items() if s == PASSED and after.get(t) == PASSED
+    )
     task["PASS_TO_PASS"] = passing_both
     return task
 
@@ -65,7 +81,10 @@ def record(spec_dir, repos, scratch):
 def outcomes(task, repo, scratch):
     """Test statuses with the test patch alone, and with the gold patch and the test patch."""
     runs = []
-    for label, patches in (("before", ["test_patch"]), ("after", ["patch", "test_patch"])):
+    for label, patches in (
+        ("before", ["test_patch"]),
+        ("after", ["patch", "test_patch"]),
+    ):
         tree = tasklib.make_tree(repo, task["base_commit"], scratch / label)
         for key in patches:
             tasklib.apply_patch(tree, task[key], f"{task['instance_id']}'s {key}")
@@ -89,7 +108,9 @@ def main():
     text = "".join(lines)
     if check:
         if not OUT.exists() or OUT.read_text() != text:
-            sys.exit("build-tasks.py: tasks.jsonl is not what specs/ gives; run build-tasks.py")
+            sys.exit(
+                "build-tasks.py: tasks.jsonl is not what specs/ gives; run build-tasks.py"
+            )
         print(f"tasks.jsonl is up to date ({len(lines)} tasks)")
         return
     OUT.write_text(text)

@@ -34,7 +34,12 @@ class TaskError(Exception):
 def git(*args, cwd=None, input=None, env=None):
     full_env = dict(os.environ, **GIT_ENV, **(env or {}))
     done = subprocess.run(
-        ["git", *args], cwd=cwd, input=input, capture_output=True, text=True, env=full_env,
+        ["git", *args],
+        cwd=cwd,
+        input=input,
+        capture_output=True,
+        text=True,
+        env=full_env,
         check=False,
     )
     if done.returncode != 0:
@@ -75,7 +80,9 @@ def make_tree(repo, commit, dest):
         check=False,
     )
     if archive.returncode != 0:
-        raise TaskError(f"git archive {commit} in {repo}: {archive.stderr.decode().strip()}")
+        raise TaskError(
+            f"git archive {commit} in {repo}: {archive.stderr.decode().strip()}"
+        )
     subprocess.run(["tar", "-x", "-C", str(dest)], input=archive.stdout, check=True)
     return dest
 
@@ -104,8 +111,11 @@ def run_tests(tree, task, scratch):
     env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1", CARGO_TERM_COLOR="never")
     # The crate's build goes to the scratch folder, not into the tree; no debug info or
     # incremental state, which only slow a one-off build down.
-    env.update(CARGO_TARGET_DIR=str(Path(scratch) / "target"), CARGO_INCREMENTAL="0",
-               CARGO_PROFILE_DEV_DEBUG="0")
+    env.update(
+        CARGO_TARGET_DIR=str(Path(scratch) / "target"),
+        CARGO_INCREMENTAL="0",
+        CARGO_PROFILE_DEV_DEBUG="0",
+    )
     try:
         done = subprocess.run(
             shlex.split(command),
@@ -128,8 +138,14 @@ def parse_pytest(log):
     """Statuses from `pytest -rA`'s short summary, as SWE-bench's parse_log_pytest reads them: the
     first word is the status, the second the id (so an id with a space is cut at the space, and
     a SKIPPED line's id is its `[N]` count, never a test id)."""
-    words = {"PASSED": PASSED, "FAILED": FAILED, "ERROR": ERROR, "SKIPPED": SKIPPED,
-             "XFAIL": SKIPPED, "XPASS": FAILED}
+    words = {
+        "PASSED": PASSED,
+        "FAILED": FAILED,
+        "ERROR": ERROR,
+        "SKIPPED": SKIPPED,
+        "XFAIL": SKIPPED,
+        "XPASS": FAILED,
+    }
     statuses = {}
     for line in log.splitlines():
         first = line.split(" ", 1)[0]
@@ -171,7 +187,9 @@ def score(task, repo, scratch, agent_edits=None, agent_patch=None):
         agent_edits(tree)
     try:
         apply_patch(tree, agent_patch, "agent's patch")
-        apply_patch(tree, task.get("test_patch"), "test patch (on top of the agent's change)")
+        apply_patch(
+            tree, task.get("test_patch"), "test patch (on top of the agent's change)"
+        )
     except TaskError as e:
         return False, str(e)
     statuses, _ = run_tests(tree, task, scratch)
