@@ -1,0 +1,3 @@
+//! The modules of the one integration-test binary.
+
+mod tasks;
