@@ -15,9 +15,10 @@ use serde_json::Value;
 use super::Draft;
 use super::fields::{FieldError, Object, kind, optional_string, required_string};
 
-/// Whether a record has Multi-SWE-bench's shape rather than SWE-bench's.
+/// Whether a record has Multi-SWE-bench's shape rather than SWE-bench's (which has neither
+/// field); a Multi-SWE-bench record missing `base` is then reported as such.
 pub(crate) fn is_multi_swe(record: &Object) -> bool {
-    record.contains_key("org") && record.contains_key("number") && record.contains_key("base")
+    record.contains_key("org") && record.contains_key("number")
 }
 
 /// Reads one record. The error carries the record's id when it could be made.
@@ -156,5 +157,87 @@ fn test_names(record: &Object, field: &str) -> Result<Vec<String>, FieldError> {
                 kind(other)
             ),
         )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use pretty_assertions::assert_eq;
+    use serde_json::json;
+
+    use super::*;
+
+    fn object(value: Value) -> Object {
+        match value {
+            Value::Object(map) => map,
+            _ => unreachable!("fixtures are objects"),
+        }
+    }
+
+    fn record(changes: Value) -> Object {
+        let mut record = object(json!({
+            "org": "acme", "repo": "widget", "number": "7",
+            "base": {"label": "acme:main", "ref": "main", "sha": "abcdef0"},
+            "resolved_issues": [{"number": 6, "title": " It breaks ", "body": null}],
+            "fix_patch": "", "test_patch": "diff",
+            "f2p_tests": {"b": {}, "a": {}}, "n2p_tests": {"a": {}, "c": {}},
+        }));
+        record.extend(object(changes));
+        record
+    }
+
+    #[test]
+    fn ids_statements_and_test_sets() {
+        let actual = (
+            read(&record(json!({}))),
+            read(&record(json!({"instance_id": "acme__widget-pr7"}))).map(|d| d.instance_id),
+        );
+
+        let expected = (
+            Ok(Draft {
+                instance_id: "acme__widget-7".into(),
+                repo: "acme/widget".into(),
+                base_commit: Some("abcdef0".into()),
+                problem_statement: "It breaks".into(),
+                patch: None,
+                test_patch: Some("diff".into()),
+                fail_to_pass: vec!["a".into(), "b".into(), "c".into()],
+                pass_to_pass: vec![],
+                setup_command: None,
+                test_command: None,
+                language: None,
+            }),
+            Ok("acme__widget-pr7".to_owned()),
+        );
+        assert_eq!(actual, expected);
+    }
+
+    #[test]
+    fn bad_records_name_the_field() {
+        let actual: Vec<(Option<String>, String)> = [
+            json!({"number": -3}),
+            json!({"base": {"ref": "main"}}),
+            json!({"base": "main"}),
+            json!({"resolved_issues": []}),
+            json!({"resolved_issues": ["#6"]}),
+            json!({"p2p_tests": ["a"]}),
+        ]
+        .into_iter()
+        .map(|changes| match read(&record(changes)) {
+            Ok(draft) => (Some(draft.instance_id), "read".to_owned()),
+            Err((id, error)) => (id, error.field),
+        })
+        .collect();
+
+        let id = Some("acme__widget-7".to_owned());
+        let expected = vec![
+            (None, "number".to_owned()),
+            (id.clone(), "base.sha".to_owned()),
+            (id.clone(), "base".to_owned()),
+            (id.clone(), "resolved_issues".to_owned()),
+            (id.clone(), "resolved_issues".to_owned()),
+            (id, "p2p_tests".to_owned()),
+        ];
+        assert_eq!(actual, expected);
     }
 }
