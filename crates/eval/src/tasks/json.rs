@@ -1,8 +1,8 @@
 //! JSON Lines (`.jsonl`) and JSON (`.json`) task files, cut into records with their line numbers.
 //!
 //! JSON Lines: one record a line, blank lines skipped; a line that is not JSON is a problem of
-//! that record alone. JSON: either one array of records (SWE-bench's `.json` files) or one object
-//! a line (read as JSON Lines). In an array each record is numbered by the line it starts on; a
+//! that record alone. JSON: one array of records (SWE-bench's `.json` files), one object (a set
+//! of one record, however it is laid out), or one object a line (read as JSON Lines). In an array each record is numbered by the line it starts on; a
 //! syntax error there leaves no way to find where the next record starts, so it fails the file.
 
 use std::path::Path;
@@ -36,7 +36,14 @@ pub(crate) fn document(path: &Path, text: &str) -> Result<Vec<RawRecord>, LoadEr
     match bytes.get(start) {
         None => Ok(Vec::new()),
         Some(b'[') => array(path, bytes, start + 1),
-        Some(b'{') => Ok(lines(text)),
+        // One object (perhaps spread over lines), else one object a line.
+        Some(b'{') => match serde_json::from_str::<Value>(text) {
+            Ok(value) => Ok(vec![RawRecord {
+                line: line_of(bytes, start),
+                value: Ok(value),
+            }]),
+            Err(_) => Ok(lines(text)),
+        },
         Some(_) => Err(syntax(
             path,
             bytes,
@@ -196,6 +203,26 @@ mod tests {
             (3, Ok(json!({"a": [2, 3]}))),
             (5, Ok(json!(7))),
         ]);
+        assert_eq!(actual, expected);
+    }
+
+    #[test]
+    fn a_json_file_of_objects_is_one_record_or_one_a_line() {
+        let inputs = ["\n{\n  \"a\": 1\n}\n", "{\"a\": 1}\n{\"a\": 2}\n"];
+
+        let actual: Vec<_> = inputs
+            .iter()
+            .map(|text| {
+                document(Path::new("set.json"), text)
+                    .map(shape)
+                    .map_err(|e| e.to_string())
+            })
+            .collect();
+
+        let expected = vec![
+            Ok(vec![(2, Ok(json!({"a": 1})))]),
+            Ok(vec![(1, Ok(json!({"a": 1}))), (2, Ok(json!({"a": 2})))]),
+        ];
         assert_eq!(actual, expected);
     }
 
