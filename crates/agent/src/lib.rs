@@ -26,6 +26,7 @@ mod replay;
 mod reply;
 mod run;
 mod setup;
+mod setup_cache;
 mod static_checks;
 mod stuck;
 mod suite;
@@ -50,6 +51,7 @@ pub use journal_entry::{ENTRY_CAP_BYTES, JournalRequest, journal_requests};
 pub use plumb_protocol::FinalReport;
 pub use replay::{ReplayPlan, plan_replay};
 pub use run::Run;
+pub use setup_cache::{MANIFESTS, SetupCache};
 
 /// Everything a run needs, as one parameter struct.
 pub struct RunSpec {
@@ -79,6 +81,9 @@ pub struct RunSpec {
     /// Where each setting of `config` came from, and the repository settings left out (each
     /// becomes a warning at the start of the run; both go into the report).
     pub settings: plumb_protocol::Provenance,
+    /// Where the setup command's result is kept for the next run on the same repository
+    /// (`plumb eval`); `None` runs the setup every time.
+    pub setup_cache: Option<SetupCache>,
 }
 
 /// Why a run could not start. The message says what to change.

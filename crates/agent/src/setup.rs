@@ -8,8 +8,8 @@ use plumb_sandbox::{CommandSpec, Network};
 use plumb_tools::sandbox_limits;
 use plumb_tools::shorten::shorten;
 
-use crate::RunError;
 use crate::run::Run;
+use crate::{RunError, setup_cache};
 
 /// Lines of the setup command's output kept in the journal event and in an error.
 const OUTPUT_TAIL_LINES: usize = 30;
@@ -42,6 +42,13 @@ impl Run {
             );
             self.emit(Event::Warning { message }).await;
         }
+        if self.restore_setup(&text).await {
+            return self.record_setup_baseline().await;
+        }
+        let before = match &self.spec.setup_cache {
+            Some(_) => plumb_workspace::Stamps::of(self.workspace.root()).ok(),
+            None => None,
+        };
         let spec = CommandSpec {
             argv: argv.clone(),
             workdir: self.workspace.root().to_path_buf(),
@@ -92,6 +99,14 @@ impl Run {
                 }
             )));
         }
+        if let Some(before) = before {
+            self.save_setup(&text, &before).await;
+        }
+        self.record_setup_baseline().await
+    }
+
+    /// The setup's result becomes the baseline.
+    async fn record_setup_baseline(&mut self) -> Result<(), RunError> {
         let baseline = self.workspace.rebaseline("setup").map_err(|err| {
             RunError::Infra(format!("could not record the setup's result: {err}"))
         })?;
@@ -102,5 +117,65 @@ impl Run {
         })
         .await;
         Ok(())
+    }
+}
+
+impl Run {
+    /// With a setup cache holding a snapshot for this command and these manifests: the snapshot
+    /// restored into the workspace instead of running the command. `false` when there is none or
+    /// it could not be restored (then the command runs).
+    async fn restore_setup(&mut self, command: &str) -> bool {
+        let Some(cache) = &self.spec.setup_cache else {
+            return false;
+        };
+        let dir = setup_cache::snapshot_dir(cache, command, &self.workspace.tree());
+        if !plumb_workspace::has_snapshot(&dir) {
+            return false;
+        }
+        let started = std::time::Instant::now();
+        match plumb_workspace::restore_changes(&dir, self.workspace.root()) {
+            Ok(restored) => {
+                let output = format!(
+                    "restored from the setup cache {}: {} entries ({} with the workspace's path moved)",
+                    dir.display(),
+                    restored.entries,
+                    restored.relocated
+                );
+                self.emit(Event::Setup {
+                    argv: vec![command.to_owned()],
+                    network: false,
+                    exit_code: Some(0),
+                    duration_ms: started.elapsed().as_millis() as u64,
+                    output,
+                })
+                .await;
+                true
+            }
+            Err(err) => {
+                let message = format!(
+                    "the setup cache {} could not be restored ({err}); running the setup command",
+                    dir.display()
+                );
+                self.emit(Event::Warning { message }).await;
+                false
+            }
+        }
+    }
+
+    /// Saves what the setup changed since `before` for the next run with the same key.
+    async fn save_setup(&mut self, command: &str, before: &plumb_workspace::Stamps) {
+        let Some(cache) = &self.spec.setup_cache else {
+            return;
+        };
+        let dir = setup_cache::snapshot_dir(cache, command, &self.workspace.tree());
+        let saved = std::fs::create_dir_all(&cache.dir)
+            .and_then(|()| plumb_workspace::save_changes(self.workspace.root(), before, &dir));
+        if let Err(err) = saved {
+            let message = format!(
+                "the setup's result could not be saved in the setup cache {} ({err}); the next run runs it again",
+                dir.display()
+            );
+            self.emit(Event::Warning { message }).await;
+        }
     }
 }

@@ -140,6 +140,7 @@ fn run_once(case: &Case, home: &Path, rt: &Runtime) -> Result<(FinalReport, u64)
         observer: None,
         expect_base_tree: None,
         fail_to_pass: Vec::new(),
+        setup_cache: None,
         settings: plumb_protocol::Provenance::default(),
     };
     let started_ms = epoch_ms();

@@ -31,6 +31,9 @@ pub(crate) enum Command {
     Models(ModelsArgs),
     /// Show the effective settings and where each came from (`plumb config show`).
     Config(ConfigArgs),
+    /// Run a task set (SWE-bench-style records, imported benchmarks) and score every attempt as
+    /// SWE-bench does; `import` makes task sets, `compare` puts two runs side by side.
+    Eval(EvalArgs),
 }
 
 #[derive(Debug, Args)]
@@ -134,6 +137,91 @@ pub(crate) struct ConfigShowArgs {
     #[arg(long, value_name = "PATH")]
     pub repo: Option<PathBuf>,
     /// Print the settings as JSON on stdout.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+#[command(args_conflicts_with_subcommands = true)]
+pub(crate) struct EvalArgs {
+    #[command(subcommand)]
+    pub command: Option<EvalCommand>,
+    #[command(flatten)]
+    pub run: EvalRunArgs,
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum EvalCommand {
+    /// Turn a public benchmark's file into a task set (`humanevalpack FILE --lang LANG --out DIR`).
+    Import(EvalImportArgs),
+    /// Put two eval runs side by side, task by task.
+    Compare(EvalCompareArgs),
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct EvalRunArgs {
+    /// The task set: JSON Lines (plumb's or SWE-bench's fields), SWE-bench JSON or parquet,
+    /// Multi-SWE-bench records.
+    #[arg(value_name = "TASKS")]
+    pub tasks: Option<PathBuf>,
+    /// A model spec (as for `plumb fix`), `oracle` (each task's gold patch), or `script:FOLDER`
+    /// (FOLDER/<task>.jsonl per task).
+    #[arg(long, value_name = "SPEC")]
+    pub model: Option<String>,
+    /// Attempts per task, for pass@k and pass^k.
+    #[arg(short = 'k', value_name = "N", default_value_t = 1)]
+    pub k: u32,
+    /// Attempts run at the same time, each with its own sandbox.
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    pub jobs: usize,
+    /// Only the tasks whose instance_id matches this regular expression.
+    #[arg(long, value_name = "REGEX")]
+    pub filter: Option<String>,
+    /// Where each attempt's journal, patch, report and test log go, and summary.json and
+    /// report.html (default ./plumb-eval/<tasks>-<model>). A second run into it resumes.
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Run again the attempts that ended with an infrastructure error.
+    #[arg(long)]
+    pub retry_errors: bool,
+    /// A folder of git mirrors or archives for records that name a GitHub repository.
+    #[arg(long, value_name = "DIR")]
+    pub repos: Option<PathBuf>,
+    /// Also write SWE-bench predictions (instance_id, model_name_or_path, model_patch) here.
+    #[arg(long, value_name = "FILE")]
+    pub predictions: Option<PathBuf>,
+    /// Keep each attempt's workspace and scoring tree (removed once scored by default).
+    #[arg(long)]
+    pub keep_trees: bool,
+    /// Where the agent's commands run.
+    #[arg(long, value_enum)]
+    pub sandbox: Option<SandboxArg>,
+    /// Round limit per attempt (default 30, at most 100).
+    #[arg(long, value_name = "N")]
+    pub max_rounds: Option<u32>,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct EvalImportArgs {
+    /// The benchmark: humanevalpack.
+    pub benchmark: String,
+    /// The benchmark's file (e.g. data/humanevalpack/python.jsonl).
+    pub file: PathBuf,
+    /// python, js, rust or go.
+    #[arg(long, value_name = "LANG")]
+    pub lang: String,
+    /// The folder for tasks.jsonl and the task repositories.
+    #[arg(long, value_name = "DIR")]
+    pub out: PathBuf,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct EvalCompareArgs {
+    /// The first run's --out folder.
+    pub a: PathBuf,
+    /// The second run's --out folder.
+    pub b: PathBuf,
+    /// Print the comparison as JSON on stdout.
     #[arg(long)]
     pub json: bool,
 }

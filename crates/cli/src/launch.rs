@@ -62,6 +62,7 @@ pub(crate) async fn run(
         observer: Some(observer),
         expect_base_tree: task.expect_base_tree,
         fail_to_pass: Vec::new(),
+        setup_cache: None,
         settings,
     };
     let result = plumb_agent::run(spec).await;

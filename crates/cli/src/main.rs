@@ -5,6 +5,9 @@
 mod args;
 mod config_show;
 mod doctor;
+mod eval;
+mod eval_import;
+mod eval_progress;
 mod fix;
 mod launch;
 mod models;
@@ -69,6 +72,7 @@ fn main() {
             Command::Doctor => Ok(doctor::run().await),
             Command::Models(args) => models::run(args, &cli.config).await,
             Command::Config(args) => config_show::run(args, &cli.config),
+            Command::Eval(args) => eval::run(args, &cli.config).await,
         }
     });
     match result {

@@ -3,7 +3,9 @@
 //! confinement for every path a model names.
 //!
 //! The user's repository is only ever read (a walk of its files); no git command runs on it and nothing is
-//! written into it. All git calls go to the shadow dir with an isolated environment (see `git.rs`).
+//! written into it. All git calls go to the shadow dir with an isolated environment (see `git.rs`), except
+//! `source_tree.rs`, which reads a task repository's objects (never its working tree, index or refs) to
+//! write one commit's tree for `plumb eval`.
 
 mod chars;
 mod confine;
@@ -14,6 +16,8 @@ mod git;
 mod ids;
 mod reader;
 mod run_dir;
+mod setup_snapshot;
+mod source_tree;
 mod workspace;
 
 pub use chars::{is_bidi_control, is_invisible};
@@ -23,6 +27,8 @@ pub use diff::{ChangeKind, ChangedFile, Entry, EntryMode, ObjectId, Patch, sha25
 pub use error::{ConfineError, WorkspaceError};
 pub use ids::{CommitId, MAX_LABEL_CHARS, MAX_REF_NAME_CHARS, sanitize_label, sanitize_ref_name};
 pub use reader::{ReadError, SpecialKind, Tree};
+pub use setup_snapshot::{Restored, Stamps, has_snapshot, restore_changes, save_changes};
+pub use source_tree::{SourceTreeError, export_commit, unpack_archive};
 pub use workspace::{
     BASELINE_REF, Checkpoint, HOME_DIR, SHADOW_DIR, SOURCE_REF, WORK_DIR, Workspace,
 };
