@@ -1,6 +1,8 @@
-//! Integration tests for plumb-eval, compiled as one binary (STYLE.md): the cases are in `suite/`.
+//! plumb-eval's integration tests, compiled as one binary (STYLE.md): each part of the crate adds
+//! a module under `suite/`.
 
-// Test helpers outside `#[test]` functions may panic too: a failed fixture is a failed test.
+// clippy's allow-unwrap-in-tests covers `#[test]` functions only, not the helpers beside them: a
+// failed fixture is a failed test.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod suite;

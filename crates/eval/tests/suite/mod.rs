@@ -1,1 +1,4 @@
+//! The modules of the one integration-test binary.
+
 mod score;
+mod tasks;
