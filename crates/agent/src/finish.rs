@@ -5,6 +5,9 @@ use plumb_protocol::{Event, FinalReport, Outcome};
 
 use crate::run::{Ending, Run, elapsed_ms};
 
+/// The kind of a flag naming a test that was flaky at the baseline.
+const FLAKY_KIND: &str = "flaky_baseline";
+
 impl Run {
     pub(crate) async fn finish(mut self, mut ending: Ending) -> FinalReport {
         let mut patch = (String::new(), String::new());
@@ -32,14 +35,13 @@ impl Run {
             }
         }
         self.timings.total_ms = elapsed_ms(self.started);
-        let flags =
-            self.flags
-                .iter()
-                .cloned()
-                .chain(self.flaky.iter().map(|id| {
-                    format!("{id}: flaky at baseline (failed, then passed); not counted")
-                }))
-                .collect();
+        let flaky = self.flaky.iter().map(|id| {
+            (
+                FLAKY_KIND.to_owned(),
+                format!("{id}: flaky at baseline (failed, then passed); not counted"),
+            )
+        });
+        let (flag_kinds, flags) = self.flags.iter().cloned().chain(flaky).unzip();
         let report = FinalReport {
             run_id: self.spec.run_id.clone(),
             outcome: ending.outcome,
@@ -49,6 +51,7 @@ impl Run {
             journal: self.journal.path().display().to_string(),
             checks: self.checks.clone(),
             flags,
+            flag_kinds,
             review: None,
             usage: self.usage,
             timings: self.timings,

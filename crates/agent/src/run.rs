@@ -84,7 +84,8 @@ pub struct Run {
     /// Tests that failed at baseline and passed when run again: counted neither way.
     pub(crate) flaky: BTreeSet<String>,
     /// Tamper flags of the last `done`, for a person.
-    pub(crate) flags: Vec<String>,
+    /// Tamper flags of the last `done`: (kind, detail).
+    pub(crate) flags: Vec<(String, String)>,
     /// Which tamper kinds block (the defaults, `tamper_block`, `tamper_unblock`).
     pub(crate) tamper_policy: TamperPolicy,
     /// The tests the last `done` targeted, and those of them that failed on the baseline source.

@@ -150,7 +150,10 @@ impl Run {
     pub(crate) fn check_tamper(&mut self, changes: &[FileChange]) -> CheckReport {
         let flags = tamper::scan(changes);
         let added = added_note(&tamper::tests_added(changes));
-        self.flags = flags.iter().map(|flag| flag.detail.clone()).collect();
+        self.flags = flags
+            .iter()
+            .map(|flag| (flag.kind.as_str().to_owned(), flag.detail.clone()))
+            .collect();
         let blocking = self.tamper_policy.blocking(&flags);
         if !blocking.is_empty() {
             return report(
@@ -171,7 +174,14 @@ impl Run {
             report(
                 CheckStep::Tamper,
                 CheckStatus::Flagged,
-                format!("a person must look: {}{added}", self.flags.join("; ")),
+                format!(
+                    "a person must look: {}{added}",
+                    self.flags
+                        .iter()
+                        .map(|(_, detail)| detail.as_str())
+                        .collect::<Vec<_>>()
+                        .join("; ")
+                ),
             )
         }
     }

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use plumb_config::{Config, FlagSetting};
+use plumb_eval::report::{self, SummaryMeta};
 use plumb_eval::runner::{self, Engine, ModelChoice, Plan};
 use plumb_eval::tasks::{self, LoadOptions};
 use plumb_model::ModelClient;
@@ -70,6 +71,8 @@ async fn run_set(args: EvalRunArgs, overrides: &[String]) -> Result<i32, Failure
     }
     let flags = flag_settings(&args, &model_text);
     let model = ModelChoice::parse(&model_text);
+    let model_label = model.label();
+    let total_tasks = tasks.len();
     let engine = Arc::new(CliEngine {
         overrides: overrides.to_vec(),
         flags,
@@ -101,10 +104,23 @@ async fn run_set(args: EvalRunArgs, overrides: &[String]) -> Result<i32, Failure
         .await
         .map_err(Failure::infra)?;
     progress.finish();
-    let summary = eval_progress::summary_lines(&outcome.results);
-    for line in &summary {
+    let meta = SummaryMeta {
+        tasks_file: tasks_file.display().to_string(),
+        model: model_label.clone(),
+        k: args.k.max(1),
+        total_tasks,
+        command: std::env::args().collect::<Vec<_>>().join(" "),
+        settings: overrides.to_vec(),
+    };
+    write_reports(&out, &meta, args.predictions.as_deref(), &model_label)?;
+    for line in eval_progress::summary_lines(&outcome.results) {
         eprintln!("{line}");
     }
+    eprintln!(
+        "summary: {}\nreport:  {}",
+        out.join("summary.json").display(),
+        out.join("report.html").display()
+    );
     if outcome.cancelled {
         eprintln!("plumb eval: stopped; run the same command again to resume where it stopped");
         return Ok(130);
@@ -121,6 +137,25 @@ async fn run_set(args: EvalRunArgs, overrides: &[String]) -> Result<i32, Failure
         return Ok(3);
     }
     Ok(0)
+}
+
+/// `summary.json` and `report.html` from every result under `out` (earlier runs' included), and
+/// the predictions file when asked for.
+fn write_reports(
+    out: &Path,
+    meta: &SummaryMeta,
+    predictions: Option<&Path>,
+    model_label: &str,
+) -> Result<(), Failure> {
+    let failed = |err: report::ReportError| Failure::infra(err.to_string());
+    let results = report::collect(out).map_err(failed)?;
+    let summary = report::summarize(&results, meta.k, meta);
+    report::write_summary(out, &summary).map_err(failed)?;
+    report::write_html(out, &summary, &results).map_err(failed)?;
+    if let Some(path) = predictions {
+        report::write_predictions(path, &results, model_label).map_err(failed)?;
+    }
+    Ok(())
 }
 
 /// `./plumb-eval/<tasks file stem>-<model>`.

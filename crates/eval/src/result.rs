@@ -37,6 +37,9 @@ pub struct AttemptResult {
     pub score_ms: u64,
     /// Tamper flags the ladder raised.
     pub flags: Vec<String>,
+    /// The kind of each flag, in the same order (`test_edited`, `flaky_baseline`…).
+    #[serde(default)]
+    pub flag_kinds: Vec<String>,
     /// Where the run's own files are: journal, report.
     pub journal: String,
     pub run_dir: String,

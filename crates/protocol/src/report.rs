@@ -191,6 +191,10 @@ pub struct FinalReport {
     pub journal: String,
     pub checks: Vec<CheckReport>,
     pub flags: Vec<String>,
+    /// The kind of each entry of `flags`, in the same order (a tamper kind such as `test_edited`,
+    /// or `flaky_baseline`).
+    #[serde(default)]
+    pub flag_kinds: Vec<String>,
     /// The reviewer's verdict; `None` until the review step exists.
     pub review: Option<String>,
     pub usage: Usage,

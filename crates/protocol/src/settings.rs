@@ -135,6 +135,7 @@ mod tests {
             journal: "/j".into(),
             checks: Vec::new(),
             flags: Vec::new(),
+            flag_kinds: Vec::new(),
             review: None,
             usage: Usage::default(),
             timings: Timings::default(),

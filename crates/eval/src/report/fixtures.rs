@@ -81,6 +81,7 @@ fn base(id: &str, attempt: u32) -> AttemptResult {
         run_ms: 0,
         score_ms: 0,
         flags: Vec::new(),
+        flag_kinds: Vec::new(),
         journal: "journal.jsonl".into(),
         run_dir: String::new(),
     }

@@ -247,12 +247,15 @@ fn flag_tally(results: &[AttemptResult]) -> FlagTally {
     for result in results.iter().filter(|r| !r.flags.is_empty()) {
         tally.attempts += 1;
         tasks.insert(result.instance_id.clone());
-        for flag in &result.flags {
+        for (index, flag) in result.flags.iter().enumerate() {
             tally.flags += 1;
-            *tally
-                .by_kind
-                .entry(flag_kind(flag).to_string())
-                .or_default() += 1;
+            // The run's own kind when the result has it; else the flag's first word.
+            let kind = result
+                .flag_kinds
+                .get(index)
+                .cloned()
+                .unwrap_or_else(|| flag_kind(flag).to_string());
+            *tally.by_kind.entry(kind).or_default() += 1;
         }
     }
     tally.tasks = tasks.into_iter().collect();

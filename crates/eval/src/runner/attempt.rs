@@ -93,6 +93,7 @@ pub(super) async fn run(
         run_ms: 0,
         score_ms: 0,
         flags: Vec::new(),
+        flag_kinds: Vec::new(),
         journal: String::new(),
         run_dir: String::new(),
     };
@@ -197,6 +198,22 @@ async fn steps(
         .engine
         .sandbox(&config, dir.join("score-sandbox"))
         .map_err(Stop::Infra)?;
+    // The setup's result as the run saved it, for the scoring tree (none without a setup).
+    let snapshot = config.setup_command.as_deref().and_then(|command| {
+        let cache = plumb_agent::SetupCache {
+            dir: shared.setup_cache.clone(),
+            scope: repo_scope(task),
+        };
+        plumb_agent::setup_snapshot_dir(&cache, command, &tree)
+    });
+    if let Some(dir) = &snapshot
+        && !plumb_workspace::has_snapshot(dir)
+    {
+        return Err(Stop::Infra(format!(
+            "the setup's result was not kept in {}, so the attempt cannot be scored; see the run's warnings",
+            dir.display()
+        )));
+    }
     let scored = score(ScoreInput {
         task,
         base_tree: &tree,
@@ -206,6 +223,7 @@ async fn steps(
         sandbox: sandbox.as_ref(),
         limits,
         cancel,
+        setup_snapshot: snapshot.as_deref(),
     })
     .await;
     result.score_ms = score_started.elapsed().as_millis() as u64;
@@ -297,6 +315,7 @@ fn take_report(result: &mut AttemptResult, report: &FinalReport) {
     result.rounds = report.rounds;
     result.usage = report.usage;
     result.flags.clone_from(&report.flags);
+    result.flag_kinds.clone_from(&report.flag_kinds);
     result.journal.clone_from(&report.journal);
     result.run_dir.clone_from(&report.workspace);
 }

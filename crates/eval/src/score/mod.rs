@@ -49,6 +49,10 @@ pub struct ScoreInput<'a> {
     pub sandbox: &'a dyn Sandbox,
     pub limits: Limits,
     pub cancel: &'a CancellationToken,
+    /// What the task's setup command made (`plumb_workspace::save_changes`), put into the
+    /// scoring tree before the patches, with paths moved to it: the tests need the installed
+    /// environment, and an editable install must point at this tree's code.
+    pub setup_snapshot: Option<&'a Path>,
 }
 
 /// Scoring could not reach a verdict, through no fault of the patch or the task.
@@ -70,6 +74,19 @@ pub async fn score(input: ScoreInput<'_>) -> Result<Score, ScoreError> {
     fresh_folder(&places.root).await?;
     let (base, tree) = (input.base_tree.to_path_buf(), places.tree.clone());
     blocking(move || tree::copy(&base, &tree)).await?;
+    if let Some(snapshot) = input.setup_snapshot {
+        let (snapshot, tree) = (snapshot.to_path_buf(), places.tree.clone());
+        blocking(move || {
+            let mode = plumb_workspace::RestoreMode::Overwrite;
+            std::fs::canonicalize(&tree)
+                .and_then(|tree| plumb_workspace::restore_changes(&snapshot, &tree, mode))
+                .map(drop)
+                .map_err(|err| {
+                    format!("could not put the setup's output into the scoring tree: {err}")
+                })
+        })
+        .await?;
+    }
     let tree = std::fs::canonicalize(&places.tree).map_err(|err| {
         infra(format!(
             "could not resolve {}: {err}",

@@ -148,6 +148,7 @@ impl Fixture {
             sandbox: &sandbox,
             limits: Limits::default(),
             cancel: &CancellationToken::new(),
+            setup_snapshot: None,
         })
         .await
         .unwrap()
