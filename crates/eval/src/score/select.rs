@@ -1,8 +1,10 @@
 //! Which tests the scoring run runs and how it asks the runner to name each one, as SWE-bench's
 //! eval scripts (`test_spec/python.py`, `make_eval_script_list_*`) do:
 //!
-//! - pytest: the test files the test patch touches (`get_test_directives`), else the files the
-//!   FAIL_TO_PASS and PASS_TO_PASS ids live in, else the whole suite; with `-rA` (the short
+//! - pytest: the test files the test patch touches (`get_test_directives`), and also the files
+//!   the FAIL_TO_PASS and PASS_TO_PASS ids live in (a set written by hand may name tests of files
+//!   the test patch does not touch; SWE-bench's own records never do, so for them this is the
+//!   official selection), else the whole suite; with `-rA` (the short
 //!   summary line of every test the parser reads) and `-p no:cacheprovider` (no cache written,
 //!   none read from an earlier run), plus `-v`, so that a skipped test is named on its own line
 //!   (`-rA` folds skips into `SKIPPED [n] file:line` without ids);
@@ -61,11 +63,11 @@ pub(crate) fn select(command: &TestCommand, task: &Task, tree: &Path) -> Selecti
     Selection { argv, env, format }
 }
 
-/// The test files of the test patch that are in the tree; else the files of the ids; else none
-/// (the whole suite).
+/// The test files of the test patch that are in the tree, then the other files of the ids; none
+/// (the whole suite) when there are neither.
 fn pytest_targets(task: &Task, tree: &Path) -> Vec<String> {
     let exists = |path: &String| tree.join(path).symlink_metadata().is_ok();
-    let from_patch: Vec<String> = task
+    let mut targets: Vec<String> = task
         .test_patch
         .as_deref()
         .map(files::test_directives)
@@ -73,17 +75,13 @@ fn pytest_targets(task: &Task, tree: &Path) -> Vec<String> {
         .into_iter()
         .filter(exists)
         .collect();
-    if !from_patch.is_empty() {
-        return from_patch;
-    }
-    let mut from_ids: Vec<String> = Vec::new();
     for id in task.fail_to_pass.iter().chain(&task.pass_to_pass) {
         let file = id.split("::").next().unwrap_or(id).to_owned();
-        if exists(&file) && !from_ids.contains(&file) {
-            from_ids.push(file);
+        if exists(&file) && !targets.contains(&file) {
+            targets.push(file);
         }
     }
-    from_ids
+    targets
 }
 
 /// `command` narrowed to `targets`; the whole command when there are none, or when they are
@@ -193,7 +191,7 @@ diff --git a/tests/fixtures.json b/tests/fixtures.json
 +b
 ";
 
-    /// The test patch's test files first, then the ids' files, then the whole suite.
+    /// The test patch's test files, then the ids' other files; the whole suite without either.
     #[test]
     fn pytest_runs_the_test_files_with_ra() {
         let tree = tempfile::tempdir().unwrap();
@@ -222,7 +220,9 @@ diff --git a/tests/fixtures.json b/tests/fixtures.json
             format: Some(LogFormat::Pytest),
         };
         let expected = vec![
-            selection("python -m pytest -q tests/test_x.py -rA -v -p no:cacheprovider"),
+            selection(
+                "python -m pytest -q tests/test_x.py tests/test_y.py -rA -v -p no:cacheprovider",
+            ),
             selection("python -m pytest -q tests/test_y.py -rA -v -p no:cacheprovider"),
             selection("python -m pytest -q -rA -v -p no:cacheprovider"),
         ];
