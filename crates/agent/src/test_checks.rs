@@ -397,6 +397,32 @@ fn ids_where(results: &TestResults, keep: impl Fn(&TestOutcome) -> bool) -> Vec<
         .collect()
 }
 
+/// `test_x[params]` → `test_x`: the part of a parametrized id before its parameters.
+fn parameter_base(id: &str) -> Option<&str> {
+    id.strip_suffix(']')?.rsplit_once('[').map(|(base, _)| base)
+}
+
+/// The parametrized ids of `after` that `before` did not have, by the test they parametrize. A
+/// test parametrized with values made when it is collected (the current time, a random port)
+/// has other ids in every run: such an id missing from `after` is judged by a new id of the same
+/// test in its place, one for one, so that nothing is called missing that only changed its name.
+fn renamed_parameters(
+    before: &TestResults,
+    after: &TestResults,
+) -> std::collections::HashMap<String, Vec<String>> {
+    let mut new: std::collections::HashMap<String, Vec<String>> = std::collections::HashMap::new();
+    for id in after
+        .tests
+        .keys()
+        .filter(|id| !before.tests.contains_key(*id))
+    {
+        if let Some(base) = parameter_base(id) {
+            new.entry(base.to_owned()).or_default().push(id.clone());
+        }
+    }
+    new
+}
+
 /// Nothing that passed at baseline fails, errors, is skipped or is missing; the number of tests did
 /// not drop; the exit code agrees with the results. Flaky tests count neither way.
 fn per_test_check(
@@ -409,11 +435,16 @@ fn per_test_check(
     let mut broken = Vec::new();
     let mut skipped = Vec::new();
     let mut missing = Vec::new();
+    let mut renamed = renamed_parameters(before, after);
     for (id, outcome) in &before.tests {
         if *outcome != TestOutcome::Passed || flaky.contains(id) {
             continue;
         }
-        match after.tests.get(id) {
+        let now = after.tests.get(id).or_else(|| {
+            let stand_in = renamed.get_mut(parameter_base(id)?)?.pop()?;
+            after.tests.get(&stand_in)
+        });
+        match now {
             Some(TestOutcome::Passed) => {}
             Some(TestOutcome::Failed | TestOutcome::Error) => broken.push(id.clone()),
             Some(TestOutcome::Skipped | TestOutcome::XFailed | TestOutcome::XPassed) => {
@@ -494,5 +525,45 @@ fn per_test_check(
             CheckStatus::Failed,
             format!("{}: {}", run.headline(), problems.join("; ")),
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn results(ids: &[(&str, TestOutcome)]) -> TestResults {
+        let mut results = TestResults::default();
+        for (id, outcome) in ids {
+            results.tests.insert((*id).to_owned(), *outcome);
+        }
+        results
+    }
+
+    #[test]
+    fn a_test_parametrized_with_the_time_is_matched_to_its_new_ids() {
+        let before = results(&[
+            ("t.py::test_now[00:27:31]", TestOutcome::Passed),
+            ("t.py::test_other", TestOutcome::Passed),
+        ]);
+        let after = results(&[
+            ("t.py::test_now[00:28:05]", TestOutcome::Passed),
+            ("t.py::test_other", TestOutcome::Passed),
+            ("t.py::test_new", TestOutcome::Passed),
+        ]);
+        let renamed = renamed_parameters(&before, &after);
+        let actual = (
+            parameter_base("t.py::test_now[00:27:31]"),
+            parameter_base("t.py::test_other"),
+            renamed.get("t.py::test_now").cloned(),
+            renamed.len(),
+        );
+        let expected = (
+            Some("t.py::test_now"),
+            None,
+            Some(vec!["t.py::test_now[00:28:05]".to_owned()]),
+            1,
+        );
+        assert_eq!(actual, expected);
     }
 }
