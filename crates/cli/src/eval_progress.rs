@@ -96,10 +96,17 @@ fn attempt_line(result: &AttemptResult) -> String {
                 Some(outcome) => outcome.as_str().to_owned(),
                 None => "no run".to_owned(),
             };
-            let why = match &result.score {
+            let mut why = match &result.score {
                 Some(score) if !score.resolved => format!(" — {}", first_line(&score.reason)),
                 _ => String::new(),
             };
+            if let Some(unverified) = &result.unverified_score {
+                why.push_str(if unverified.resolved {
+                    " (the change plumb held back would have resolved it)"
+                } else {
+                    " (the change plumb held back does not resolve it either)"
+                });
+            }
             format!(
                 "{verdict}  {name}  plumb: {ladder}, {} rounds, {seconds} s{why}",
                 result.rounds

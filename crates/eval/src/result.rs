@@ -29,6 +29,12 @@ pub struct AttemptResult {
     pub patch_sha256: String,
     /// The score, when there was something to score (`None` for an infrastructure error).
     pub score: Option<Score>,
+    /// For a run that ended without a verified patch: the score of the change it left (kept as
+    /// the attempt's ref), as SWE-bench would have scored it had plumb handed it over. It says
+    /// whether plumb's ladder held back a fix (or rightly stopped a gamed one); it never counts
+    /// as resolved. Its files are under `unverified/score/`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unverified_score: Option<Score>,
     pub rounds: u32,
     pub usage: Usage,
     /// Wall time of the whole attempt (environment, run and scoring), and its parts.

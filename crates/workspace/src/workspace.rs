@@ -41,6 +41,13 @@ pub const SOURCE_REF: &str = "refs/plumb-internal/source";
 const BRANCH_REF: &str = "refs/heads/plumb";
 /// Namespace of [`Workspace::keep_ref`].
 const KEPT_PREFIX: &str = "refs/plumb/";
+/// `name` as [`Workspace::keep_ref`] would have written it (the prefix, then a sanitised name).
+fn sanitize_kept(name: &str) -> String {
+    name.strip_prefix(KEPT_PREFIX)
+        .map(|rest| format!("{KEPT_PREFIX}{}", sanitize_ref_name(rest)))
+        .unwrap_or_default()
+}
+
 /// Message of the baseline commit.
 const BASELINE_LABEL: &str = "baseline";
 
@@ -354,6 +361,37 @@ impl Workspace {
             paths: diff::non_utf8_files(err.as_bytes()),
         })?;
         Ok(Patch::new(text, files))
+    }
+
+    /// The diff from the baseline to the commit a kept ref (`refs/plumb/…`, see
+    /// [`Workspace::keep_ref`]) points at: a failed attempt's change, for scoring it after the
+    /// rollback. Binary changes show as git's one-line notice.
+    pub fn kept_diff(&self, kept_ref: &str) -> Result<String, WorkspaceError> {
+        if !kept_ref.starts_with(KEPT_PREFIX) || kept_ref != sanitize_kept(kept_ref) {
+            return Err(unexpected("kept ref name"));
+        }
+        let out = self
+            .git
+            .run_capped(&[
+                "diff",
+                "-M",
+                "--no-color",
+                "--no-ext-diff",
+                "--no-textconv",
+                "--full-index",
+                self.baseline.as_str(),
+                kept_ref,
+                "--",
+            ])
+            .map_err(|failure| match failure {
+                GitFailure::TooLarge { .. } => WorkspaceError::PatchTooLarge {
+                    limit_bytes: MAX_STDOUT,
+                },
+                GitFailure::Other(err) => err,
+            })?;
+        String::from_utf8(out.stdout).map_err(|err| WorkspaceError::NotUtf8 {
+            paths: diff::non_utf8_files(err.as_bytes()),
+        })
     }
 
     /// The files changed since the baseline (added, modified, deleted, renamed), from the same staging as

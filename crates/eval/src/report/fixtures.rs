@@ -75,6 +75,7 @@ fn base(id: &str, attempt: u32) -> AttemptResult {
         patch: String::new(),
         patch_sha256: String::new(),
         score: None,
+        unverified_score: None,
         rounds: 0,
         usage: Usage::default(),
         wall_ms: 0,

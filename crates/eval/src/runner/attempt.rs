@@ -87,6 +87,7 @@ pub(super) async fn run(
         patch: String::new(),
         patch_sha256: String::new(),
         score: None,
+        unverified_score: None,
         rounds: 0,
         usage: Usage::default(),
         wall_ms: 0,
@@ -226,13 +227,44 @@ async fn steps(
         setup_snapshot: snapshot.as_deref(),
     })
     .await;
-    result.score_ms = score_started.elapsed().as_millis() as u64;
     if cancel.is_cancelled() {
         return Err(Stop::Cancelled);
     }
     result.score = Some(scored.map_err(|err| Stop::Infra(err.to_string()))?);
+    if let Some(kept) = report.attempt_ref.as_deref().filter(|_| !result.verified()) {
+        let diff = plumb_workspace::Workspace::open(&run_dir.join("workspace"))
+            .and_then(|workspace| workspace.kept_diff(kept));
+        // A diff that cannot be read (binary, not UTF-8) is left unscored; the run's own verdict stands.
+        if let Some(diff) = diff.ok().filter(|d| !d.trim().is_empty()) {
+            let unverified = dir.join("unverified");
+            std::fs::create_dir_all(&unverified).map_err(|err| {
+                Stop::Infra(format!("could not create {}: {err}", unverified.display()))
+            })?;
+            let scored = score(ScoreInput {
+                task,
+                base_tree: &tree,
+                patch: &diff,
+                test_command: &test_command,
+                attempt_dir: &unverified,
+                sandbox: sandbox.as_ref(),
+                limits: plumb_tools::sandbox_limits(&config),
+                cancel,
+                setup_snapshot: snapshot.as_deref(),
+            })
+            .await;
+            if cancel.is_cancelled() {
+                return Err(Stop::Cancelled);
+            }
+            result.unverified_score = Some(scored.map_err(|err| Stop::Infra(err.to_string()))?);
+        }
+    }
+    result.score_ms = score_started.elapsed().as_millis() as u64;
     if !shared.keep_trees {
-        for kept in [run_dir.join("workspace"), dir.join("score").join("tree")] {
+        for kept in [
+            run_dir.join("workspace"),
+            dir.join("score").join("tree"),
+            dir.join("unverified").join("score").join("tree"),
+        ] {
             let _ = std::fs::remove_dir_all(kept);
         }
     }
