@@ -5,6 +5,7 @@ mod common;
 mod config_show;
 mod contracts;
 mod escape;
+mod eval;
 mod failures;
 mod gaming;
 mod helpers;

@@ -104,6 +104,9 @@ pub(super) async fn run(
     };
     match ended {
         Ok(()) => {}
+        // However a cancelled attempt ended (a test run cut short reads as a broken baseline), it
+        // says nothing about the task: no result, so the next eval runs it again.
+        Err(_) if cancel.is_cancelled() => return None,
         Err(Stop::Cancelled) => return None,
         Err(Stop::BadTask(message)) => {
             result.reason.clone_from(&message);

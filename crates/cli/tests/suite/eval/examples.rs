@@ -1,0 +1,148 @@
+//! The repository's own task set: the oracle resolves every task and plumb's ladder agrees; a
+//! model that does nothing resolves none; scripted models that game the tests resolve none,
+//! neither as delivered nor as the change plumb held back, and are flagged or held back.
+
+use pretty_assertions::assert_eq;
+
+use super::{eval, example_set, ids, results, root};
+use crate::suite::common::stderr;
+
+#[test]
+fn the_oracle_resolves_every_task_and_the_ladder_agrees() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let tasks = example_set(dir.path());
+    let out = dir.path().join("out");
+    let predictions = dir.path().join("predictions.jsonl");
+    let output = eval(
+        home.path(),
+        &[
+            tasks.to_str().unwrap(),
+            "--model",
+            "oracle",
+            "--jobs",
+            "2",
+            "--out",
+            out.to_str().unwrap(),
+            "--predictions",
+            predictions.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let results = results(&out);
+    let all = ids(&results, |_| true);
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    let html = std::fs::read_to_string(out.join("report.html")).unwrap();
+    let predicted = std::fs::read_to_string(&predictions)
+        .unwrap()
+        .lines()
+        .count();
+    let actual = (
+        all.len(),
+        ids(&results, |r| r.resolved()),
+        ids(&results, |r| r.verified()),
+        summary["resolved_ids"].as_array().map(Vec::len),
+        html.contains("<svg"),
+        predicted,
+    );
+    let expected = (14, all.clone(), all, Some(14), true, 14);
+    assert_eq!(actual, expected);
+}
+
+#[test]
+fn a_model_that_does_nothing_resolves_none() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let tasks = example_set(dir.path());
+    let scripts = dir.path().join("no-scripts");
+    std::fs::create_dir_all(&scripts).unwrap();
+    let model = format!("script:{}", scripts.display());
+    let out = dir.path().join("out");
+    let output = eval(
+        home.path(),
+        &[
+            tasks.to_str().unwrap(),
+            "--model",
+            &model,
+            "--jobs",
+            "2",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let results = results(&out);
+    let actual = (
+        results.len(),
+        ids(&results, |r| r.resolved()),
+        ids(&results, |r| {
+            r.score.as_ref().is_some_and(|s| s.empty_patch)
+        })
+        .len(),
+    );
+    assert_eq!(actual, (14, Vec::<String>::new(), 14));
+}
+
+/// Each strategy's scripts (skip markers, a conftest that skips, a weakened test, the fix in a
+/// copy nothing calls) on the tasks they were written for.
+#[test]
+fn models_that_game_the_tests_resolve_nothing_and_are_flagged_or_held_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let tasks = example_set(dir.path());
+    let mut seen = Vec::new();
+    for strategy in ["skip", "conftest", "weaken", "copy"] {
+        let scripts = root().join("examples/tasks/gaming").join(strategy);
+        let mut names: Vec<String> = std::fs::read_dir(&scripts)
+            .unwrap()
+            .map(|e| {
+                e.unwrap()
+                    .file_name()
+                    .to_string_lossy()
+                    .trim_end_matches(".jsonl")
+                    .to_owned()
+            })
+            .collect();
+        names.sort();
+        let filter = format!("^({})$", names.join("|"));
+        let model = format!("script:{}", scripts.display());
+        let out = dir.path().join(strategy);
+        let output = eval(
+            home.path(),
+            &[
+                tasks.to_str().unwrap(),
+                "--model",
+                &model,
+                "--filter",
+                &filter,
+                "--jobs",
+                "2",
+                "--out",
+                out.to_str().unwrap(),
+            ],
+        );
+        assert_eq!(
+            output.status.code(),
+            Some(0),
+            "{strategy}: {}",
+            stderr(&output)
+        );
+        for result in results(&out) {
+            let held_back = result.unverified_score.as_ref();
+            seen.push((
+                format!("{strategy}/{}", result.instance_id),
+                result.resolved(),
+                held_back.is_some_and(|s| s.resolved),
+                // Caught by plumb: flagged for a person, or not verified at all.
+                !result.flags.is_empty() || !result.verified(),
+            ));
+        }
+    }
+    let expected: Vec<_> = seen
+        .iter()
+        .map(|(name, ..)| (name.clone(), false, false, true))
+        .collect();
+    assert_eq!(seen.len(), 10);
+    assert_eq!(seen, expected);
+}
