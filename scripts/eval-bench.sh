@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# The eval benchmarks of issue 21, as a table on stdout (progress on stderr). Each run imports the
+# HumanEvalFix development split (data/humanevalpack/) and runs `plumb eval` on it; every run's
+# folder (summary.json, report.html, one folder per attempt) stays under $EVAL_BENCH_DIR
+# (default ./plumb-eval-bench), and a second call resumes there.
+#
+#   scripts/eval-bench.sh oracle [LANG…]     the oracle over the whole split of each language
+#                                            (default: python js rust go): resolved must be all
+#   scripts/eval-bench.sh local [LANG…]      the embedded default model (`local`, 1.5B) on the
+#                                            fixed subset: Python every sixth task (25 tasks),
+#                                            Rust every twelfth (12 tasks); -k 1
+#   scripts/eval-bench.sh local-off [LANG…]  the same subset with the small-model helpers off
+#                                            (the ablation)
+#   scripts/eval-bench.sh table DIR…          only the table of earlier runs
+#
+# Environment: JOBS (attempts at a time, default 2 for the oracle, 1 for the local model),
+# MODEL (default `local`), EVAL_BENCH_DIR. The setup phase of the Rust and Go tasks fetches their
+# dependencies (crates.io), so the runs pass `-c setup_network=true`.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+mode="${1:-oracle}"
+shift || true
+dir="${EVAL_BENCH_DIR:-plumb-eval-bench}"
+plumb="${PLUMB:-${CARGO_TARGET_DIR:-target}/release/plumb}"
+
+table() {
+  python3 - "$@" <<'PY'
+import json, os, statistics, sys
+print("| run | language | tasks | resolved | plumb verified | disagree | errors | median rounds | median s/round | tokens in / out | median wall s/task |")
+print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+for out in sys.argv[1:]:
+    results = []
+    for task in sorted(os.listdir(out)):
+        p = os.path.join(out, task, "attempt-1", "result.json")
+        if os.path.isfile(p):
+            results.append(json.load(open(p)))
+    langs = sorted({r.get("language") or "?" for r in results}) or ["?"]
+    for lang in langs:
+        rs = [r for r in results if (r.get("language") or "?") == lang]
+        done = [r for r in rs if r["status"]["status"] == "finished"]
+        resolved = sum(1 for r in done if r["score"] and r["score"]["resolved"])
+        verified = sum(1 for r in done if r["outcome"] == "success")
+        disagree = sum(1 for r in done if (r["outcome"] == "success") != bool(r["score"] and r["score"]["resolved"]))
+        errors = len(rs) - len(done)
+        med = lambda xs: f"{statistics.median(xs):.1f}" if xs else "–"
+        rounds = [r["rounds"] for r in done]
+        per_round = [r["run_ms"] / 1000 / r["rounds"] for r in done if r["rounds"]]
+        walls = [r["wall_ms"] / 1000 for r in rs]
+        tin = sum(r["usage"]["input_tokens"] for r in rs)
+        tout = sum(r["usage"]["output_tokens"] for r in rs)
+        print(f"| {os.path.basename(out.rstrip('/'))} | {lang} | {len(rs)} | {resolved} | {verified} | {disagree} | {errors} | {med(rounds)} | {med(per_round)} | {tin:,} / {tout:,} | {med(walls)} |")
+PY
+}
+
+# The ids of every STEP-th task of a language's imported set, as a --filter expression.
+subset() {
+  python3 - "$1" "$2" <<'PY'
+import json, re, sys
+ids = [json.loads(l)["instance_id"] for l in open(sys.argv[1]) if l.strip()]
+step = int(sys.argv[2])
+print("^(" + "|".join(re.escape(i) for i in ids[::step]) + ")$")
+PY
+}
+
+if [ "$mode" = table ]; then
+  table "$@"
+  exit 0
+fi
+[ $# -gt 0 ] || set -- python js rust go
+cargo build --release -p plumb >&2
+mkdir -p "$dir"
+runs=()
+for lang in "$@"; do
+  imported="$dir/import-$lang"
+  if [ ! -f "$imported/tasks.jsonl" ]; then
+    "$plumb" eval import humanevalpack "data/humanevalpack/$lang.jsonl" --lang "$lang" --out "$imported" >&2
+  fi
+  case "$mode" in
+    oracle)
+      out="$dir/oracle-$lang"
+      "$plumb" -c setup_network=true eval "$imported/tasks.jsonl" --model oracle \
+        --jobs "${JOBS:-2}" --out "$out" >&2 || true
+      ;;
+    local|local-off)
+      case "$lang" in python) step=6 ;; rust) step=12 ;; *) step=12 ;; esac
+      filter="$(subset "$imported/tasks.jsonl" "$step")"
+      extra=()
+      if [ "$mode" = local-off ]; then
+        extra=(-c helpers.phases=false -c helpers.candidates=1 -c helpers.code_up_front=false
+               -c helpers.show_file_on_failed_edit=false -c helpers.thought=false)
+      fi
+      out="$dir/$mode-${MODEL:-local}-$lang"
+      "$plumb" -c setup_network=true "${extra[@]}" eval "$imported/tasks.jsonl" \
+        --model "${MODEL:-local}" -k 1 --jobs "${JOBS:-1}" --filter "$filter" --out "$out" >&2 || true
+      ;;
+    *) echo "unknown mode $mode; see the header of $0" >&2; exit 2 ;;
+  esac
+  runs+=("$out")
+done
+table "${runs[@]}"
