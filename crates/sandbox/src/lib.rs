@@ -44,7 +44,7 @@ mod toolchains;
 mod watch;
 
 pub use bwrap::{BWRAP_MISSING, BwrapSandbox, BwrapSettings};
-pub use doctor::{BackendStatus, CheckKind, check_backends};
+pub use doctor::{BackendStatus, CheckKind, ToolchainStatus, check_backends, check_toolchains};
 pub use env::EnvPolicy;
 pub use error::SandboxError;
 pub use gvisor::GvisorSandbox;

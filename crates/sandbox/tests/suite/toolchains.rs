@@ -358,3 +358,21 @@ async fn credentials_in_home_stay_out_while_its_toolchain_works() {
     );
     assert_eq!(actual, expected, "{}", out.stderr);
 }
+
+#[tokio::test]
+async fn doctor_runs_each_toolchain_inside_bwrap() {
+    require("cargo", "install Rust with rustup");
+    require_bwrap();
+
+    let statuses = plumb_sandbox::check_toolchains().await;
+
+    let rust = statuses.iter().find(|s| s.kind == ToolchainKind::Rust);
+    let actual = rust.map(|s| {
+        (
+            s.works,
+            s.detail.starts_with("cargo "),
+            s.detail.ends_with("works in bwrap"),
+        )
+    });
+    assert_eq!(actual, Some((true, true, true)), "{statuses:?}");
+}
