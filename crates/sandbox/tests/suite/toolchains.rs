@@ -376,3 +376,53 @@ async fn doctor_runs_each_toolchain_inside_bwrap() {
     });
     assert_eq!(actual, Some((true, true, true)), "{statuses:?}");
 }
+
+#[tokio::test]
+async fn a_plain_crate_tests_under_gvisor_with_a_dependency_from_the_cache() {
+    require("cargo", "install Rust with rustup");
+    super::gvisor::require_gvisor().await;
+    let run = RunDirs::new("toolchains-gvisor-", Place::Target);
+    let root = run.run_dir.path().canonicalize().unwrap();
+    let cache = root.join("toolcache");
+    let sandbox = plumb_sandbox::GvisorSandbox::new(root.join("scratch"))
+        .unwrap()
+        .with_env_policy(EnvPolicy::from_parent(parent_env(&[])))
+        .with_toolchains(Toolchains::detect(&host_env(), cache));
+    let work = root.join("work");
+    std::fs::create_dir_all(work.join("src")).unwrap();
+    std::fs::write(
+        work.join("Cargo.toml"),
+        format!("{ADDER_TOML}\n[dependencies]\nitoa = \"=1.0.11\"\n"),
+    )
+    .unwrap();
+    std::fs::write(work.join("src/lib.rs"), ADDER_LIB).unwrap();
+    let run_in = |argv: &[&str], network: Network| {
+        let mut spec =
+            CommandSpec::new(argv.iter().map(|a| (*a).to_owned()).collect(), work.clone());
+        spec.network = network;
+        spec.limits.timeout = Duration::from_secs(240);
+        spec
+    };
+    let cancel = CancellationToken::new();
+
+    let fetch = sandbox
+        .run(&run_in(&["cargo", "fetch"], Network::Host), &cancel)
+        .await
+        .unwrap();
+    let test = sandbox
+        .run(&run_in(&["cargo", "test"], Network::Off), &cancel)
+        .await
+        .unwrap();
+
+    let actual = (fetch.exit_code, test.exit_code, passed(&test));
+    let expected = (
+        Some(0),
+        Some(0),
+        "test result: ok. 1 passed; 0 failed".to_owned(),
+    );
+    assert_eq!(
+        actual, expected,
+        "fetch: {}\ntest: {}",
+        fetch.stderr, test.stderr
+    );
+}
