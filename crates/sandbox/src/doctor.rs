@@ -1,14 +1,18 @@
 //! What `plumb doctor` says about sandboxing on this machine: user namespaces, bubblewrap (a
-//! real `true` run with the real layout), cgroups, and whether gVisor's `runsc` is there.
+//! real `true` run with the real layout), cgroups, whether gVisor's `runsc` is there, and
+//! which toolchains work inside bwrap (each one's version command run there).
 //! Each check names the fix when it fails.
 
 use std::path::Path;
 use std::time::Duration;
 
-use crate::SandboxError;
+use tokio_util::sync::CancellationToken;
+
 use crate::bwrap::{BWRAP_MISSING, BwrapSandbox};
 use crate::cgroup::Support;
 use crate::sys;
+use crate::toolchains::{ToolchainKind, Toolchains};
+use crate::{CommandSpec, Sandbox, SandboxError};
 
 /// What was checked.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -190,4 +194,103 @@ fn runsc() -> BackendStatus {
 /// Checks everything `plumb doctor` reports about sandboxing, in a fixed order.
 pub async fn check_backends() -> Vec<BackendStatus> {
     vec![user_namespaces(), bwrap().await, cgroups(), runsc()]
+}
+
+/// Whether one toolchain found on the host works inside the bwrap sandbox.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolchainStatus {
+    pub kind: ToolchainKind,
+    pub works: bool,
+    /// E.g. "cargo 1.95.0 (…) via rustup toolchain stable-x86_64-unknown-linux-gnu — works in
+    /// bwrap", or what failed and how to fix it.
+    pub detail: String,
+}
+
+/// Runs each toolchain's version command (`cargo --version`, `go version`, `node --version`,
+/// `mvn -v`) inside bwrap with the toolchains as a run gets them; an empty list when none is
+/// on `PATH`.
+pub async fn check_toolchains() -> Vec<ToolchainStatus> {
+    let (Ok(cache), Ok(work)) = (tempfile::tempdir(), tempfile::tempdir()) else {
+        return Vec::new();
+    };
+    let toolchains = Toolchains::from_process(cache.path().join("toolcache"));
+    let sandbox = BwrapSandbox::new().map(|s| s.with_toolchains(toolchains.clone()));
+    let mut out = Vec::new();
+    for toolchain in toolchains.found() {
+        let status = |works: bool, detail: String| ToolchainStatus {
+            kind: toolchain.kind,
+            works,
+            detail,
+        };
+        let sandbox = match &sandbox {
+            Ok(sandbox) => sandbox,
+            Err(err) => {
+                out.push(status(
+                    false,
+                    format!("{}; not tried: {err}", toolchain.detail),
+                ));
+                continue;
+            }
+        };
+        let mut spec = CommandSpec::new(
+            toolchain.kind.version_argv(&toolchain.program),
+            work.path().to_path_buf(),
+        );
+        spec.limits.timeout = Duration::from_secs(30);
+        let result = sandbox.run(&spec, &CancellationToken::new()).await;
+        out.push(match result {
+            Ok(run) if run.success() => {
+                let text = format!("{}{}", run.stdout, run.stderr);
+                let version = plain(text.lines().next().unwrap_or("").trim());
+                status(
+                    true,
+                    format!("{version} via {} — works in bwrap", toolchain.detail),
+                )
+            }
+            Ok(run) => {
+                let text = format!("{}{}", run.stderr, run.stdout);
+                let why = text.lines().next().unwrap_or("no output").trim().to_owned();
+                status(
+                    false,
+                    format!(
+                        "{} fails in bwrap (exit {:?}): {why}; see `plumb doctor`'s bwrap line, or set sandbox_read_only to the folders it needs",
+                        toolchain.detail, run.exit_code
+                    ),
+                )
+            }
+            Err(err) => status(false, format!("{} fails in bwrap: {err}", toolchain.detail)),
+        });
+    }
+    out
+}
+
+/// `text` without terminal colour sequences (`ESC [ … m`), which Maven prints even to a pipe.
+fn plain(text: &str) -> String {
+    let mut out = String::new();
+    let mut chars = text.chars();
+    while let Some(c) = chars.next() {
+        if c == '\u{1b}' {
+            for c in chars.by_ref() {
+                if c.is_ascii_alphabetic() {
+                    break;
+                }
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    #[test]
+    fn colour_sequences_are_left_out() {
+        let actual = plain("\u{1b}[1mApache Maven 3.8.7\u{1b}[m");
+
+        assert_eq!(actual, "Apache Maven 3.8.7");
+    }
 }

@@ -66,6 +66,7 @@ use crate::launcher::Launcher;
 use crate::spec::enforced;
 use crate::supervise::{Launch, cancelled_before_start, check_spec, supervise};
 use crate::sys::{self, ChildSetup, Rlimits};
+use crate::toolchains::Toolchains;
 use crate::watch::Cleanup;
 use crate::{CommandOutput, CommandSpec, EnvPolicy, Network, Sandbox, SandboxError, SandboxKind};
 
@@ -81,6 +82,7 @@ pub struct GvisorSandbox {
     launcher: Launcher,
     scratch_dir: PathBuf,
     env: EnvPolicy,
+    toolchains: Toolchains,
     host_home: Option<PathBuf>,
 }
 
@@ -110,6 +112,7 @@ impl GvisorSandbox {
             launcher,
             scratch_dir,
             env: EnvPolicy::from_process(),
+            toolchains: Toolchains::none(),
             host_home: std::env::var_os("HOME").map(PathBuf::from),
         }
     }
@@ -117,6 +120,12 @@ impl GvisorSandbox {
     /// Replaces the environment policy, e.g. with one built from a given parent environment.
     pub fn with_env_policy(mut self, env: EnvPolicy) -> Self {
         self.env = env;
+        self
+    }
+
+    /// Gives commands these toolchains and their cache folder (none by default).
+    pub fn with_toolchains(mut self, toolchains: Toolchains) -> Self {
+        self.toolchains = toolchains;
         self
     }
 
@@ -230,12 +239,22 @@ impl Sandbox for GvisorSandbox {
         if !sys::is_root() {
             return Err(SandboxError::Unavailable { reason: not_root() });
         }
-        let env = self
-            .env
-            .environment(Path::new(HOME_INSIDE), Path::new(TMP_INSIDE), &cmd.env)?;
-        // No extra read-only directories: `BwrapSettings::extra_read_only` has no gVisor
-        // counterpart yet.
-        let view = host_view::inspect_host(&env, &cmd.workdir, self.host_home.as_deref(), &[]);
+        let tools =
+            self.toolchains
+                .for_command(cmd.network, &cmd.workdir, Path::new(HOME_INSIDE))?;
+        let extra_env: Vec<(String, String)> = tools.env.iter().chain(&cmd.env).cloned().collect();
+        let env =
+            self.env
+                .environment(Path::new(HOME_INSIDE), Path::new(TMP_INSIDE), &extra_env)?;
+        // The toolchains' folders; `BwrapSettings::extra_read_only` has no gVisor counterpart
+        // yet.
+        let view = host_view::inspect_host(
+            &env,
+            &cmd.workdir,
+            self.host_home.as_deref(),
+            &tools.read_only,
+            &tools.writable,
+        );
         let cgroup_names = cgroup_limits(Support::get());
         let id = container_id();
 

@@ -15,7 +15,9 @@
 //!    empty read-only directory holding only the path down to the mounts. Without it every
 //!    folder above the workspace would be made inside the writable tmpfs, writable.
 //! 5. The command's `PATH` directories, read-only, by the rule of [`read_only_dirs`], then any
-//!    directories a backend's settings add.
+//!    directories a backend's settings or the toolchains (`toolchains/`) add, refused as the
+//!    `PATH` rule refuses; then the toolchains' cache, read-write, for a command with the
+//!    network only (otherwise it is among the read-only ones).
 //! 6. The workspace, read-write, at its own path.
 //!
 //! Nothing else of the host is there: not its `HOME`, `/root`, `/tmp`, `/var`, `/run`, nor
@@ -81,6 +83,8 @@ pub(crate) struct HostView {
     pub(crate) covers: Vec<Cover>,
     /// Directories shown read-only at their own path (item 5).
     pub(crate) read_only: Vec<PathBuf>,
+    /// Directories shown read-write at their own path (item 5, the toolchains' cache).
+    pub(crate) writable: Vec<PathBuf>,
 }
 
 #[cfg(test)]
@@ -100,18 +104,21 @@ impl HostView {
             hidden_dirs: vec!["/etc/ssh".into()],
             covers: Vec::new(),
             read_only: vec!["/root/.pyenv".into()],
+            writable: Vec::new(),
         }
     }
 }
 
 /// Looks at the host for one command: which system paths exist, which credentials to
 /// cover, and which directories to show read-only: those of the `PATH` in `env` (see
-/// [`read_only_dirs`]), then each of `extra` that exists and is not already shown.
+/// [`read_only_dirs`]), then each of `extra` that exists, is not already shown and is not
+/// refused by the same rule; and `writable`, each that exists, read-write.
 pub(crate) fn inspect_host(
     env: &[(String, String)],
     workdir: &Path,
     host_home: Option<&Path>,
     extra: &[PathBuf],
+    writable: &[PathBuf],
 ) -> HostView {
     let system = SYSTEM
         .iter()
@@ -147,12 +154,22 @@ pub(crate) fn inspect_host(
         is_pyenv_root,
     );
     for dir in extra {
-        if dir.is_absolute() && dir.is_dir() && !read_only.iter().any(|d| dir.starts_with(d)) {
+        if dir.is_absolute()
+            && dir.is_dir()
+            && !refused(dir, workdir, host_home)
+            && !read_only.iter().any(|d| dir.starts_with(d))
+        {
             read_only.push(dir.clone());
         }
     }
+    let writable: Vec<PathBuf> = writable
+        .iter()
+        .filter(|dir| dir.is_absolute() && dir.is_dir() && !refused(dir, workdir, host_home))
+        .cloned()
+        .collect();
     let mounted: Vec<&Path> = read_only
         .iter()
+        .chain(&writable)
         .map(PathBuf::as_path)
         .chain([workdir])
         .collect();
@@ -162,7 +179,20 @@ pub(crate) fn inspect_host(
         hidden_dirs: existing(&HIDDEN_DIRS, std::fs::Metadata::is_dir),
         covers: covers(&mounted),
         read_only,
+        writable,
     }
+}
+
+/// Directories never shown: `/`, the host `HOME` and any folder above it or the workspace
+/// (which would show all of them), and anything inside the workspace or its sibling
+/// `shadow.git`.
+fn refused(dir: &Path, workdir: &Path, host_home: Option<&Path>) -> bool {
+    let shadow = workdir.parent().map(|p| p.join("shadow.git"));
+    dir.parent().is_none()
+        || workdir.starts_with(dir)
+        || dir.starts_with(workdir)
+        || host_home.is_some_and(|home| home.starts_with(dir))
+        || shadow.as_deref().is_some_and(|s| dir.starts_with(s))
 }
 
 /// The rule for item 4: for each of `mounted` (the later mounts at their own path) that lies
@@ -226,14 +256,7 @@ fn read_only_dirs(
     resolve: impl Fn(&Path) -> Option<PathBuf>,
     pyenv_root: impl Fn(&Path) -> bool,
 ) -> Vec<PathBuf> {
-    let shadow = workdir.parent().map(|p| p.join("shadow.git"));
-    let refused = |dir: &Path| {
-        dir.parent().is_none()
-            || workdir.starts_with(dir)
-            || dir.starts_with(workdir)
-            || host_home.is_some_and(|home| home.starts_with(dir))
-            || shadow.as_deref().is_some_and(|s| dir.starts_with(s))
-    };
+    let refused = |dir: &Path| refused(dir, workdir, host_home);
     let mut dirs: Vec<PathBuf> = Vec::new();
     for entry in path_var.split(':').map(Path::new) {
         if !entry.is_absolute() {

@@ -15,6 +15,9 @@
 //!
 //! - `cgroup` and `limits`: the kernel side of a command's limits — a per-command cgroup
 //!   (v1 or v2) for memory, processes and CPUs where the machine allows, rlimits where not.
+//! - `toolchains`: rust (rustup), go, node/npm and java/maven found on the host, shown
+//!   read-only with the variables they need, their package caches in one folder that only a
+//!   command with the network may write.
 //! - `host_view` and `launcher`, for the namespacing backends: what of the host a command may
 //!   see, and the launcher program (`bwrap`, `runsc`) that is spawned in its place.
 //!
@@ -37,10 +40,11 @@ mod scratch;
 mod spec;
 mod supervise;
 mod sys;
+mod toolchains;
 mod watch;
 
 pub use bwrap::{BWRAP_MISSING, BwrapSandbox, BwrapSettings};
-pub use doctor::{BackendStatus, CheckKind, check_backends};
+pub use doctor::{BackendStatus, CheckKind, ToolchainStatus, check_backends, check_toolchains};
 pub use env::EnvPolicy;
 pub use error::SandboxError;
 pub use gvisor::GvisorSandbox;
@@ -50,6 +54,7 @@ pub use plumb_protocol::SandboxKind;
 pub use spec::{CommandOutput, CommandSpec, Limits, Network, enforced, limit_hit};
 pub use supervise::GRACE_AFTER_KILL;
 pub use sys::die_with_parent;
+pub use toolchains::{Toolchain, ToolchainKind, Toolchains};
 
 use tokio_util::sync::CancellationToken;
 

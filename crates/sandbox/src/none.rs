@@ -11,6 +11,7 @@ use tokio_util::sync::CancellationToken;
 use crate::scratch::PrivateDirs;
 use crate::supervise::{Launch, cancelled_before_start, check_spec, supervise};
 use crate::sys::{ChildSetup, Rlimits};
+use crate::toolchains::Toolchains;
 use crate::watch::Cleanup;
 use crate::{CommandOutput, CommandSpec, EnvPolicy, Sandbox, SandboxError, SandboxKind};
 
@@ -19,6 +20,7 @@ use crate::{CommandOutput, CommandSpec, EnvPolicy, Sandbox, SandboxError, Sandbo
 pub struct NoSandbox {
     scratch_dir: PathBuf,
     env: EnvPolicy,
+    toolchains: Toolchains,
 }
 
 impl NoSandbox {
@@ -28,7 +30,15 @@ impl NoSandbox {
         Self {
             scratch_dir,
             env: EnvPolicy::from_process(),
+            toolchains: Toolchains::none(),
         }
+    }
+
+    /// Gives commands these toolchains' variables and cache folder (none by default). Nothing
+    /// is read-only here: without a sandbox the cache is writable for every command.
+    pub fn with_toolchains(mut self, toolchains: Toolchains) -> Self {
+        self.toolchains = toolchains;
+        self
     }
 
     /// Replaces the environment policy, e.g. with one built from a given parent environment.
@@ -61,7 +71,18 @@ impl Sandbox for NoSandbox {
         }
         let program = check_spec(cmd).await?.to_owned();
         let dirs = PrivateDirs::create(&self.scratch_dir)?;
-        let result = match self.env.environment(dirs.home(), dirs.tmp(), &cmd.env) {
+        let env = self
+            .toolchains
+            .for_command(cmd.network, &cmd.workdir, dirs.home())
+            .and_then(|tools| {
+                let extra: Vec<(String, String)> = tools
+                    .env
+                    .into_iter()
+                    .chain(cmd.env.iter().cloned())
+                    .collect();
+                self.env.environment(dirs.home(), dirs.tmp(), &extra)
+            });
+        let result = match env {
             Ok(env) => {
                 let launch = Launch {
                     shown_program: program.clone(),

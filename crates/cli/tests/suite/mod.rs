@@ -14,3 +14,4 @@ mod models;
 mod providers;
 mod replay;
 mod setup_phase;
+mod toolchains;

@@ -215,6 +215,7 @@ fn every_key_set() -> Config {
         sandbox: SandboxKind::Bwrap,
         strict_sandbox: false,
         sandbox_read_only: vec![PathBuf::from("/opt")],
+        sandbox_toolchains: true,
         limits: Limits {
             max_rounds,
             search_results,

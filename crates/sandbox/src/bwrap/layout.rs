@@ -17,7 +17,8 @@
 //!    the path of a later mount (a workspace under the host's `/tmp`), still writable so
 //!    bwrap can make the mount points inside it.
 //! 6. The view's read-only directories: the command's `PATH` directories and any the settings
-//!    add.
+//!    and the toolchains add; then its writable ones (the toolchains' cache, for a command
+//!    with the network).
 //! 7. The workspace, read-write, at its own path; only it: its parent (which holds the shadow
 //!    git directory) is not mounted.
 //! 8. Each cover remounted read-only (that mount alone: the workspace inside stays
@@ -128,6 +129,9 @@ pub(crate) fn bwrap_args(view: &HostView, cmd: &Invocation<'_>) -> Vec<String> {
     // 6. PATH directories and configured ones, read-only.
     for dir in &view.read_only {
         a.path_op("--ro-bind", dir, dir);
+    }
+    for dir in &view.writable {
+        a.path_op("--bind", dir, dir);
     }
     // 7. The workspace, the only writable host directory.
     a.path_op("--bind", cmd.workdir, cmd.workdir);

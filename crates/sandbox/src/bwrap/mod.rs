@@ -34,6 +34,7 @@ use crate::host_view::{self, HOME_INSIDE, TMP_INSIDE};
 use crate::launcher::{self, Launcher, LauncherKind};
 use crate::spec::enforced;
 use crate::supervise::{Launch, cancelled_before_start, check_spec, supervise};
+use crate::toolchains::Toolchains;
 use crate::watch::Cleanup;
 use crate::{
     CommandOutput, CommandSpec, EnvPolicy, Network, Sandbox, SandboxError, SandboxKind, limits,
@@ -67,6 +68,7 @@ pub struct BwrapSandbox {
     launcher: Launcher,
     env: EnvPolicy,
     settings: BwrapSettings,
+    toolchains: Toolchains,
     host_home: Option<PathBuf>,
 }
 
@@ -88,6 +90,7 @@ impl BwrapSandbox {
             launcher,
             env: EnvPolicy::from_process(),
             settings: BwrapSettings::default(),
+            toolchains: Toolchains::none(),
             host_home: std::env::var_os("HOME").map(PathBuf::from),
         }
     }
@@ -101,6 +104,12 @@ impl BwrapSandbox {
     /// Replaces the settings.
     pub fn with_settings(mut self, settings: BwrapSettings) -> Self {
         self.settings = settings;
+        self
+    }
+
+    /// Gives commands these toolchains and their cache folder (none by default).
+    pub fn with_toolchains(mut self, toolchains: Toolchains) -> Self {
+        self.toolchains = toolchains;
         self
     }
 
@@ -180,14 +189,26 @@ impl Sandbox for BwrapSandbox {
         }
         let program = check_spec(cmd).await?.to_owned();
         self.launcher.check()?;
-        let env = self
-            .env
-            .environment(Path::new(HOME_INSIDE), Path::new(TMP_INSIDE), &cmd.env)?;
+        let tools =
+            self.toolchains
+                .for_command(cmd.network, &cmd.workdir, Path::new(HOME_INSIDE))?;
+        let extra_env: Vec<(String, String)> = tools.env.iter().chain(&cmd.env).cloned().collect();
+        let env =
+            self.env
+                .environment(Path::new(HOME_INSIDE), Path::new(TMP_INSIDE), &extra_env)?;
+        let read_only: Vec<PathBuf> = self
+            .settings
+            .extra_read_only
+            .iter()
+            .chain(&tools.read_only)
+            .cloned()
+            .collect();
         let view = host_view::inspect_host(
             &env,
             &cmd.workdir,
             self.host_home.as_deref(),
-            &self.settings.extra_read_only,
+            &read_only,
+            &tools.writable,
         );
         let filter = if self.settings.seccomp {
             let file = seccomp::program_file().map_err(|e| SandboxError::Backend {

@@ -21,7 +21,9 @@
 //!    bound read-only at the first folder below the private mount, so no folder above the
 //!    workspace is writable. (OCI mounts cannot be remounted read-only after the mount points
 //!    are made, as bwrap's covers are, so the mount points are made on the host beforehand.)
-//! 6. The view's read-only directories: the command's `PATH` directories.
+//! 6. The view's read-only directories: the command's `PATH` directories and the
+//!    toolchains'; then its writable ones (the toolchains' cache, for a command with the
+//!    network).
 //! 7. The workspace, read-write, at its own path; only it.
 //!
 //! An OCI `config.json` names paths as strings, so a host path that is not UTF-8 is left out
@@ -140,6 +142,7 @@ fn mounts(view: &HostView, cmd: &Invocation<'_>) -> Vec<Value> {
     }
     // 6. PATH directories, read-only.
     list.extend(utf8(&view.read_only).map(read_only_bind));
+    list.extend(utf8(&view.writable).map(|dir| mount(dir, "bind", dir, &["rbind", "rw"])));
     // 7. The workspace, the only writable host directory.
     list.push(mount(cmd.workdir, "bind", cmd.workdir, &["rbind", "rw"]));
     list

@@ -10,3 +10,4 @@ mod limits;
 mod run;
 mod run_dirs;
 mod support;
+mod toolchains;

@@ -89,20 +89,40 @@ fn is_cargo_status(line: &str) -> bool {
 }
 
 /// One test: the filter right after `cargo test`; several: after `--`, where libtest takes any
-/// number of filters.
+/// number of filters. An integration test file (`tests/NAME.rs`) is no filter libtest would match:
+/// it becomes cargo's `--test NAME`, which runs that file's tests.
 pub(crate) fn narrow(argv: &[String], program: usize, tests: &[String]) -> Vec<String> {
     let mut argv = argv.to_vec();
     let subcommand = subcommand_at(&argv, program, "test");
-    match (tests, subcommand) {
-        ([test], Some(at)) => argv.insert(at + 1, test.clone()),
+    let (files, filters): (Vec<&String>, Vec<&String>) = tests
+        .iter()
+        .partition(|test| integration_target(test).is_some() && subcommand.is_some());
+    if let Some(at) = subcommand {
+        for name in files
+            .iter()
+            .rev()
+            .filter_map(|test| integration_target(test))
+        {
+            argv.splice(at + 1..at + 1, ["--test".to_owned(), name.to_owned()]);
+        }
+    }
+    match (filters.as_slice(), subcommand) {
+        ([], _) if !files.is_empty() => {}
+        ([test], Some(at)) => argv.insert(at + 1, (*test).clone()),
         _ => {
             if !argv.iter().any(|word| word == "--") {
                 argv.push("--".to_string());
             }
-            argv.extend(tests.iter().cloned());
+            argv.extend(filters.iter().map(|test| (*test).clone()));
         }
     }
     argv
+}
+
+/// `NAME` of an integration test file `tests/NAME.rs`.
+fn integration_target(test: &str) -> Option<&str> {
+    let name = test.strip_prefix("tests/")?.strip_suffix(".rs")?;
+    (!name.is_empty() && !name.contains('/')).then_some(name)
 }
 
 /// The index of `subcommand` after the program word, before any `--`.
@@ -212,6 +232,26 @@ mod tests {
             words("cargo test parser::tests::eof --workspace"),
             words("cargo test -- a b"),
             words("cargo test -- --test-threads 1 a b"),
+        ];
+        assert_eq!(actual, expected);
+    }
+
+    #[test]
+    fn an_integration_test_file_becomes_its_test_target() {
+        let actual = [
+            narrow(&words("cargo test"), 0, &words("tests/add.rs")),
+            narrow(
+                &words("cargo test"),
+                0,
+                &words("tests/add.rs tests/sub.rs adds"),
+            ),
+            narrow(&words("cargo test"), 0, &words("tests/sub/mod.rs")),
+        ];
+
+        let expected = [
+            words("cargo test --test add"),
+            words("cargo test adds --test add --test sub"),
+            words("cargo test tests/sub/mod.rs"),
         ];
         assert_eq!(actual, expected);
     }
