@@ -1,0 +1,3 @@
+//! One module per part of `plumb eval`.
+
+mod import;
