@@ -4,7 +4,8 @@
 # base_commit, run the tests twice on the host (no plumb sandbox): the buggy tree with the test patch must
 # fail each FAIL_TO_PASS test, and the tree with the gold patch and then the test patch must pass each one
 # (ids read from the runner's log: pytest -rA, node --test's TAP, libtest, go test -v). The example tests
-# of the tree (what plumb fix's baseline runs) are run too, on the buggy tree. Prints one table row per
+# of the tree (what plumb fix's baseline runs) are run too, on the buggy tree; a run past 60 s counts as
+# failed (some bugs are endless loops). Prints one table row per
 # outcome and the tasks that were not as expected.
 #
 #   scripts/check-humanevalpack.sh python|js|rust|go [DIR] [--limit N]
@@ -33,7 +34,7 @@ if [ -z "$dir" ]; then
 fi
 
 python3 - "$lang" "$dir" "$work" "$limit" <<'PY'
-import json, os, re, subprocess, sys, time
+import json, os, re, signal, subprocess, sys, time
 
 lang, task_dir, work, limit = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
 env = dict(os.environ, GIT_CONFIG_NOSYSTEM="1", GIT_CONFIG_GLOBAL="/dev/null")
@@ -81,14 +82,25 @@ def tree(task, name, patches):
     return dest, ""
 
 def run(dest):
-    r = subprocess.run(COMMANDS[lang], cwd=dest, env=env, capture_output=True, timeout=600)
-    return r.returncode, (r.stdout + r.stderr).decode(errors="replace")
+    # A bug can be an endless loop: past the limit the whole process group is killed and the run
+    # counts as failed (exit None).
+    p = subprocess.Popen(COMMANDS[lang], cwd=dest, env=env, stdout=subprocess.PIPE,
+                         stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        out, _ = p.communicate(timeout=TIMEOUT)
+    except subprocess.TimeoutExpired:
+        os.killpg(p.pid, signal.SIGKILL)
+        out, _ = p.communicate()
+        return None, out.decode(errors="replace")
+    return p.returncode, out.decode(errors="replace")
 
+TIMEOUT = 60
 tasks = [json.loads(l) for l in open(os.path.join(task_dir, "tasks.jsonl")) if l.strip()]
 if limit:
     tasks = tasks[:limit]
 rows = {"examples run": 0, "buggy fails hidden": 0, "fixed passes hidden": 0}
 bad = []
+notes = []
 start = time.time()
 for n, task in enumerate(tasks, 1):
     tid = task["instance_id"]
@@ -97,7 +109,10 @@ for n, task in enumerate(tasks, 1):
     # The example tests run (they may fail: the function is buggy); the suite must not crash.
     ran = {"python": r"^(PASSED|FAILED) ", "js": r"^(not )?ok \d+ - ",
            "rust": r"^test .* \.\.\. ", "go": r"--- (PASS|FAIL): "}[lang]
-    if re.search(ran, log, re.M):
+    if code is None:
+        rows["examples run"] += 1
+        notes.append((tid, f"the example tests time out after {TIMEOUT} s on the buggy tree"))
+    elif re.search(ran, log, re.M):
         rows["examples run"] += 1
     else:
         bad.append((tid, "the example tests did not run", log[-400:]))
@@ -106,8 +121,8 @@ for n, task in enumerate(tasks, 1):
         bad.append((tid, "buggy + test patch: " + err, ""))
         continue
     code, log = run(dest)
-    got = [outcome(log, t) for t in task["FAIL_TO_PASS"]]
-    if all(g == "failed" for g in got):
+    got = [outcome(log, t) if code is not None else "timed out" for t in task["FAIL_TO_PASS"]]
+    if all(g in ("failed", "timed out") for g in got):
         rows["buggy fails hidden"] += 1
     else:
         bad.append((tid, f"buggy + test patch: {got}", log[-400:]))
@@ -129,6 +144,8 @@ print(f"| check | ok | not ok |")
 print(f"|---|---|---|")
 for name, ok in rows.items():
     print(f"| {name} | {ok} | {total - ok} |")
+for tid, why in notes:
+    print(f"- note {tid}: {why}")
 for tid, why, tail in bad:
     print(f"- {tid}: {why}")
     if tail and os.environ.get("VERBOSE"):
