@@ -28,21 +28,30 @@ pub(crate) fn layout(problem: &Problem) -> Result<Layout, String> {
         "The full test of the task.",
     )
     .map_err(|message| format!("(field `test`): {message}"))?;
-    let examples = if problem.example_test.trim().is_empty() {
-        // Five records have no example test; the module loading is then the project's one test,
-        // so that the baseline has something to run.
-        format!(
+    // Python/119's example test starts with two copies of the solution's body before its
+    // `def check(`: the test is taken from that line on.
+    let example = &problem.example_test;
+    let example = if example.starts_with("def check(") {
+        Some(example.as_str())
+    } else {
+        example
+            .find("\ndef check(")
+            .and_then(|at| example.get(at + 1..))
+    };
+    let examples = match example {
+        // Five records have no example test; the module loading is then the project's one
+        // test, so that the baseline has something to run.
+        None => format!(
             "\"\"\"The module loads (the task gives no examples).\"\"\"\nimport {module}\n\n\n\
              def test_module_loads():\n    assert callable({module}.{module})\n"
-        )
-    } else {
-        test_file(
+        ),
+        Some(example) => test_file(
             module,
-            &problem.example_test,
+            example,
             "test_examples",
             "The examples of the ticket.",
         )
-        .map_err(|message| format!("(field `example_test`): {message}"))?
+        .map_err(|message| format!("(field `example_test`): {message}"))?,
     };
     Ok(Layout {
         files: vec![
