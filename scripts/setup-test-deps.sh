@@ -32,6 +32,11 @@ want kill procps
 want pkill procps
 want setsid util-linux
 ls /usr/lib/llvm-*/lib/libclang.so* >/dev/null 2>&1 || need_apt+=(libclang-dev)
+# The imported HumanEvalFix tasks: JavaScript runs under node's own test runner, Go under Debian's Go with
+# testify from Debian's packages (vendored into each task at import time; no module proxy is needed).
+want node nodejs
+want go golang-go
+[ -d /usr/share/gocode/src/github.com/stretchr/testify/assert ] || need_apt+=(golang-github-stretchr-testify-dev)
 [ -e /etc/ssl/certs/ca-certificates.crt ] || need_apt+=(ca-certificates)
 if [ "${1:-}" = "--tests" ]; then
   # The toolchain tests run a Go module, a Node project and Maven inside the sandbox.

@@ -73,9 +73,15 @@ async fn run_set(args: EvalRunArgs, overrides: &[String]) -> Result<i32, Failure
     let model = ModelChoice::parse(&model_text);
     let model_label = model.label();
     let total_tasks = tasks.len();
+    let out = args
+        .out
+        .clone()
+        .unwrap_or_else(|| default_out(&tasks_file, &model));
     let engine = Arc::new(CliEngine {
         overrides: overrides.to_vec(),
         flags,
+        // One package cache for the whole eval: what one task's setup fetched, the next finds.
+        toolcache: out.join(".toolcache"),
     });
     // A model that cannot connect at all (a missing key, a local model not installed) is the
     // user's to fix before any task runs.
@@ -83,10 +89,6 @@ async fn run_set(args: EvalRunArgs, overrides: &[String]) -> Result<i32, Failure
         let base = setup::load_config(None, overrides.to_vec(), engine.flags.clone())?;
         setup::connect_model(spec, &base.config)?;
     }
-    let out = args
-        .out
-        .clone()
-        .unwrap_or_else(|| default_out(&tasks_file, &model));
     let plan = Plan {
         tasks,
         model,
@@ -201,6 +203,7 @@ fn flag_settings(args: &EvalRunArgs, model: &str) -> Vec<FlagSetting> {
 struct CliEngine {
     overrides: Vec<String>,
     flags: Vec<FlagSetting>,
+    toolcache: PathBuf,
 }
 
 impl Engine for CliEngine {
@@ -215,7 +218,8 @@ impl Engine for CliEngine {
     }
 
     fn sandbox(&self, config: &Config, scratch: PathBuf) -> Result<Box<dyn Sandbox>, String> {
-        setup::build_sandbox(config, scratch).map_err(|failure| failure.message)
+        setup::build_sandbox(config, scratch, self.toolcache.clone())
+            .map_err(|failure| failure.message)
     }
 }
 
