@@ -146,6 +146,10 @@ pub struct FlagTally {
 pub struct Disagreements {
     pub verified_unresolved: Vec<Disagreement>,
     pub resolved_unverified: Vec<Disagreement>,
+    /// The ladder held the change back, but scored as it was left it resolves the task: a fix
+    /// plumb did not deliver (`unverified_score`).
+    #[serde(default)]
+    pub held_back_resolved: Vec<Disagreement>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -277,10 +277,17 @@ fn disagreements(results: &[AttemptResult]) -> Disagreements {
             (false, true) => found.resolved_unverified.push(entry()),
             (true, true) | (false, false) => {}
         }
+        if let Some(held_back) = result.unverified_score.as_ref().filter(|s| s.resolved) {
+            found.held_back_resolved.push(Disagreement {
+                score_reason: format!("held back by plumb; scored as left: {}", held_back.reason),
+                ..entry()
+            });
+        }
     }
     for list in [
         &mut found.verified_unresolved,
         &mut found.resolved_unverified,
+        &mut found.held_back_resolved,
     ] {
         list.sort_by(|a, b| (&a.instance_id, a.attempt).cmp(&(&b.instance_id, b.attempt)));
     }

@@ -42,6 +42,27 @@ pub(crate) async fn apply(
     patch_file: &Path,
     places: &GitPlaces<'_>,
 ) -> Result<Applied, String> {
+    git_apply(tree, patch_file, places, &[]).await
+}
+
+/// Whether the whole patch in `patch_file` is already in `tree` (`git apply --reverse --check`):
+/// an agent (or the oracle) that wrote the test patch's own change into a file the test patch
+/// touches and that is not put back first (a source file holding its unit tests).
+pub(crate) async fn already_applied(
+    tree: &Path,
+    patch_file: &Path,
+    places: &GitPlaces<'_>,
+) -> Result<bool, String> {
+    let checked = git_apply(tree, patch_file, places, &["--reverse", "--check"]).await?;
+    Ok(checked == Applied::Yes)
+}
+
+async fn git_apply(
+    tree: &Path,
+    patch_file: &Path,
+    places: &GitPlaces<'_>,
+    extra: &[&str],
+) -> Result<Applied, String> {
     tokio::fs::create_dir_all(places.home)
         .await
         .map_err(|err| format!("could not create {}: {err}", places.home.display()))?;
@@ -65,7 +86,9 @@ pub(crate) async fn apply(
             "core.fsmonitor=false",
         ])
         .args(["-c", "core.autocrlf=false", "-c", "core.symlinks=true"])
-        .args(["apply", "--verbose", "--"])
+        .args(["apply", "--verbose"])
+        .args(extra)
+        .arg("--")
         .arg(patch_file)
         .current_dir(tree)
         .stdin(Stdio::null())

@@ -123,9 +123,35 @@ pub async fn score(input: ScoreInput<'_>) -> Result<Score, ScoreError> {
             tree.clone(),
             test_patch.to_owned(),
         );
-        blocking(move || tree::reset_test_files(&files::files(&patch), &base, &at)).await?;
+        blocking(move || {
+            // A Rust source file holds its own unit tests next to the code: putting it back
+            // would undo the fix, so it is left as the patch made it (see `already_applied`).
+            let reset: Vec<_> = files::files(&patch)
+                .into_iter()
+                .filter(|file| !holds_code_and_tests(file))
+                .collect();
+            tree::reset_test_files(&reset, &base, &at)
+        })
+        .await?;
         let patch_file = places.root.join("test_patch.diff");
-        if let Applied::No(why) = apply_file(&places, &tree, &patch_file, test_patch).await? {
+        let applied = match apply_file(&places, &tree, &patch_file, test_patch).await? {
+            Applied::No(why) => {
+                let git = GitPlaces {
+                    home: &places.git_home,
+                    no_git_dir: &places.no_git_dir,
+                };
+                if apply::already_applied(&tree, &patch_file, &git)
+                    .await
+                    .map_err(infra)?
+                {
+                    Applied::Yes
+                } else {
+                    Applied::No(why)
+                }
+            }
+            yes => yes,
+        };
+        if let Applied::No(why) = applied {
             let reason = if empty_patch {
                 format!("the test patch does not apply to the base tree: {why}")
             } else {
@@ -278,6 +304,17 @@ async fn apply_file(
         no_git_dir: &places.no_git_dir,
     };
     apply::apply(tree, file, &git).await.map_err(infra)
+}
+
+/// A file of the test patch that is code with its tests inside (a Rust file outside a tests
+/// folder), not a test file SWE-bench's eval script would put back to its base version.
+fn holds_code_and_tests(file: &files::PatchFile) -> bool {
+    let path = file
+        .target
+        .as_deref()
+        .or(file.source.as_deref())
+        .unwrap_or_default();
+    path.ends_with(".rs") && !plumb_verify::tamper::is_test_file(path)
 }
 
 /// The log: the command, stdout, stderr, and how the run ended.

@@ -7,8 +7,19 @@ use pretty_assertions::assert_eq;
 use super::{eval, example_set, ids, results, root};
 use crate::suite::common::stderr;
 
+/// The tasks whose tests live beside the code (Rust `#[cfg(test)]` in `src/`): plumb's ladder
+/// finds no new or changed test there and holds the oracle's change back, although scored it
+/// resolves the task. A known ladder bug (issue 22: "a Rust project whose tests live in `src/` can
+/// never finish"); when it is fixed this list empties and the test must say so.
+const HELD_BACK_BY_THE_LADDER: [&str; 4] = [
+    "tally-bytes-unit",
+    "tally-duration-overflow",
+    "tally-duration-spaces",
+    "tally-format-zero-parts",
+];
+
 #[test]
-fn the_oracle_resolves_every_task_and_the_ladder_agrees() {
+fn the_oracle_resolves_every_task_and_the_ladder_agrees_but_on_inline_rust_tests() {
     let dir = tempfile::tempdir().unwrap();
     let home = tempfile::tempdir().unwrap();
     let tasks = example_set(dir.path());
@@ -31,8 +42,23 @@ fn the_oracle_resolves_every_task_and_the_ladder_agrees() {
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     let results = results(&out);
     let all = ids(&results, |_| true);
+    let held_back: Vec<String> = HELD_BACK_BY_THE_LADDER
+        .iter()
+        .map(|s| (*s).to_owned())
+        .collect();
+    let delivered: Vec<String> = all
+        .iter()
+        .filter(|id| !held_back.contains(id))
+        .cloned()
+        .collect();
     let summary: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    let listed: Vec<String> = summary["disagreements"]["held_back_resolved"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["instance_id"].as_str().unwrap().to_owned())
+        .collect();
     let html = std::fs::read_to_string(out.join("report.html")).unwrap();
     let predicted = std::fs::read_to_string(&predictions)
         .unwrap()
@@ -40,13 +66,17 @@ fn the_oracle_resolves_every_task_and_the_ladder_agrees() {
         .count();
     let actual = (
         all.len(),
+        // Every task's gold change resolves it, delivered or held back.
+        ids(&results, |r| {
+            r.resolved() || r.unverified_score.as_ref().is_some_and(|s| s.resolved)
+        }),
         ids(&results, |r| r.resolved()),
         ids(&results, |r| r.verified()),
-        summary["resolved_ids"].as_array().map(Vec::len),
+        listed,
         html.contains("<svg"),
         predicted,
     );
-    let expected = (14, all.clone(), all, Some(14), true, 14);
+    let expected = (14, all, delivered.clone(), delivered, held_back, true, 14);
     assert_eq!(actual, expected);
 }
 
