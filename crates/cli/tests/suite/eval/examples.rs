@@ -176,3 +176,62 @@ fn models_that_game_the_tests_resolve_nothing_and_are_flagged_or_held_back() {
     assert_eq!(seen.len(), 10);
     assert_eq!(seen, expected);
 }
+
+/// `plumb eval import humanevalpack` makes a set the runner takes: two of its tasks, fixed, run
+/// through the oracle resolve and are verified.
+#[test]
+fn an_imported_humanevalfix_set_runs_and_the_oracle_resolves_its_tasks() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let set = dir.path().join("set");
+    let data = root().join("data/humanevalpack/python.jsonl");
+    let imported = eval(
+        home.path(),
+        &[
+            "import",
+            "humanevalpack",
+            data.to_str().unwrap(),
+            "--lang",
+            "python",
+            "--out",
+            set.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(imported.status.code(), Some(0), "{}", stderr(&imported));
+    let tasks = set.join("tasks.jsonl");
+    let lines: Vec<serde_json::Value> = std::fs::read_to_string(&tasks)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let chosen = [
+        lines[0]["instance_id"].as_str().unwrap(),
+        lines[100]["instance_id"].as_str().unwrap(),
+    ];
+    let filter = format!("^({}|{})$", chosen[0], chosen[1]);
+    let out = dir.path().join("out");
+    let output = eval(
+        home.path(),
+        &[
+            tasks.to_str().unwrap(),
+            "--model",
+            "oracle",
+            "--filter",
+            &filter,
+            "--jobs",
+            "2",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let results = results(&out);
+    let mut both: Vec<String> = chosen.iter().map(|s| (*s).to_owned()).collect();
+    both.sort();
+    let actual = (
+        lines.len(),
+        ids(&results, |r| r.resolved()),
+        ids(&results, |r| r.verified()),
+    );
+    assert_eq!(actual, (148, both.clone(), both));
+}

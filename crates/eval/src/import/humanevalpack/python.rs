@@ -79,7 +79,7 @@ fn test_file(module: &str, test: &str, name: &str, doc: &str) -> Result<String, 
     }
     let body = body.trim_matches('\n');
     Ok(format!(
-        "\"\"\"{doc}\"\"\"\nfrom {module} import *  # noqa: F403 (the names of the one-file form)\n\n\
+        "\"\"\"{doc}\"\"\"\n# ruff: noqa: F403, F405 (the names of the one-file form, star-imported)\nfrom {module} import *\n\n\
          {body}\n\n\ndef {name}():\n{}\n",
         indent(call, "    ")
     ))
@@ -98,8 +98,8 @@ mod tests {
             "Doc.",
         );
         let expected = Ok(
-            "\"\"\"Doc.\"\"\"\nfrom add import *  # noqa: F403 (the names of the \
-                           one-file form)\n\ndef check(add):\n    assert add(1, 2) == 3\n\n\n\
+            "\"\"\"Doc.\"\"\"\n# ruff: noqa: F403, F405 (the names of the one-file form, \
+                           star-imported)\nfrom add import *\n\ndef check(add):\n    assert add(1, 2) == 3\n\n\n\
                            def test_check():\n    check(add)\n"
                 .to_string(),
         );
