@@ -23,6 +23,17 @@ pub(crate) struct Verdict {
     pub(crate) reason: String,
 }
 
+/// `id`'s status in `found`. TAP writes `ok 1 - name` and the official parser keeps `- name`;
+/// a task that names the test `name` (plumb's importer) means the same test, and so does a task
+/// naming `- name` for a log that has `name`.
+fn lookup(found: &StatusMap, id: &str) -> TestStatus {
+    let bare = id.strip_prefix("- ").unwrap_or(id);
+    [id.to_owned(), format!("- {bare}"), bare.to_owned()]
+        .iter()
+        .find_map(|candidate| found.get(candidate.as_str()).copied())
+        .unwrap_or(TestStatus::Missing)
+}
+
 /// Looks up every test the task names in `found`; a test the log does not name is `Missing`.
 pub(crate) fn judge(task: &Task, found: &StatusMap) -> Verdict {
     let groups = [
@@ -35,7 +46,7 @@ pub(crate) fn judge(task: &Task, found: &StatusMap) -> Verdict {
             ids.iter().map(|id| TestResult {
                 id: id.clone(),
                 group: *group,
-                status: found.get(id).copied().unwrap_or(TestStatus::Missing),
+                status: lookup(found, id),
             })
         })
         .collect();
@@ -312,5 +323,30 @@ mod tests {
             8,
         );
         assert_eq!((actual.resolved, actual.reason, cut), expected);
+    }
+}
+
+#[cfg(test)]
+mod tap_names {
+    use super::*;
+
+    #[test]
+    fn a_tap_name_is_found_with_or_without_its_dash() {
+        let mut found = StatusMap::new();
+        found.insert("- test_check".to_owned(), TestStatus::Passed);
+        found.insert("adds".to_owned(), TestStatus::Failed);
+        let actual = (
+            lookup(&found, "test_check"),
+            lookup(&found, "- test_check"),
+            lookup(&found, "- adds"),
+            lookup(&found, "other"),
+        );
+        let expected = (
+            TestStatus::Passed,
+            TestStatus::Passed,
+            TestStatus::Failed,
+            TestStatus::Missing,
+        );
+        assert_eq!(actual, expected);
     }
 }
