@@ -189,9 +189,12 @@ impl Toolchains {
                     set("GOCACHE", home(".cache/go-build"));
                     set("GOTOOLCHAIN", "local".to_owned());
                     set("GOTELEMETRY", "off".to_owned());
-                    // -modcacherw: the module cache stays removable by plumb's pruning.
+                    // -modcacherw: the module cache stays removable by plumb's pruning. No
+                    // `-mod=` is forced: Go's default uses a project's `vendor/` when it has one
+                    // (`-mod=mod` made it ignore vendor/ and download into the read-only cache,
+                    // found by the oracle on the imported Go split) and reads the cache otherwise.
                     if offline {
-                        set("GOFLAGS", "-mod=mod -modcacherw".to_owned());
+                        set("GOFLAGS", "-modcacherw".to_owned());
                         set("GOPROXY", "off".to_owned());
                     } else {
                         set("GOFLAGS", "-modcacherw".to_owned());
