@@ -11,6 +11,7 @@
 // plumb_workspace::Tree (clippy.toml's disallowed-methods, checked on the non-test build).
 #![cfg_attr(test, allow(clippy::disallowed_methods))]
 
+mod baseline;
 mod candidates;
 mod done;
 mod figure_inputs;
@@ -21,7 +22,9 @@ mod journal;
 mod journal_entry;
 mod judged;
 mod lint_check;
+mod phase_check;
 mod phases;
+mod prepare;
 mod replay;
 mod reply;
 mod run;

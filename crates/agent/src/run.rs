@@ -1,30 +1,24 @@
 //! The `Run` state machine: `prepare`, then `round` until an ending, then `finish`.
 
 use std::collections::BTreeSet;
-use std::path::Path;
 use std::time::{Duration, Instant};
 
 use plumb_context::prompt::{self, Turn};
 use plumb_protocol::{
-    CheckReport, Event, LoggedMessage, Message, Outcome, RunMeta, TestCounts, Timings, ToolCall,
-    Usage,
+    CheckReport, Event, LoggedMessage, Message, Outcome, TestCounts, Timings, ToolCall, Usage,
 };
 use plumb_tools::shorten::shorten;
-use plumb_tools::{
-    DONE_TOOL, EDITED_LINES_HEADER, Registry, TestRun, ToolContext, ToolError, run_test_command,
-    sandbox_limits,
-};
+use plumb_tools::{DONE_TOOL, EDITED_LINES_HEADER, Registry, ToolContext, ToolError};
 use plumb_verify::tamper::TamperPolicy;
-use plumb_verify::{TestCommand, TestOutcome, TestResults};
+use plumb_verify::{TestCommand, TestResults};
 use plumb_workspace::{CommitId, Workspace};
 
+use crate::RunSpec;
 use crate::figures;
 use crate::journal::Journal;
+use crate::phase_check::report_explanation;
 use crate::phases::{self, CheckVerdict, PhaseCheck, Phases, TestVerdict};
 use crate::stuck::{Answered, StuckDetector};
-use crate::unbound;
-use crate::undefined;
-use crate::{RunError, RunSpec};
 
 /// The test tool: it runs commands, but a rerun with no file changed gives the same answer.
 const RUN_TESTS_TOOL: &str = "run_tests";
@@ -116,229 +110,6 @@ pub(crate) struct PhaseReport {
 }
 
 impl Run {
-    /// Copies the repository, opens the journal, runs the baseline tests and builds the first context.
-    pub async fn prepare(spec: RunSpec) -> Result<Run, RunError> {
-        let started = Instant::now();
-        // The embedded model starts evaluating the fixed system turn while the workspace is made.
-        let helpers: plumb_config::HelpersInEffect = spec
-            .config
-            .helpers
-            .for_model(spec.model.name().starts_with("local"));
-        spec.model.warm(&plumb_model::ModelRequest {
-            messages: vec![Message::system(prompt::rules(
-                helpers.code_up_front,
-                helpers.phases,
-            ))],
-            tools: Registry::builtin().specs(),
-            ..plumb_model::ModelRequest::default()
-        });
-        if !spec.repo.is_dir() {
-            return Err(RunError::BadInput(format!(
-                "the repository {} is not a directory; pass --repo a folder that holds the project",
-                spec.repo_label
-            )));
-        }
-        let workspace_dir = spec.run_dir.join("workspace");
-        let limits = plumb_workspace::CopyLimits {
-            max_file_bytes: spec.config.limits.max_file_bytes,
-            max_total_bytes: spec.config.limits.max_copy_bytes,
-        };
-        let (workspace, copied) = Workspace::prepare_with(&spec.repo, &workspace_dir, &limits)
-            .map_err(|err| {
-                if err.is_infra() {
-                    RunError::Infra(err.to_string())
-                } else {
-                    RunError::BadInput(err.to_string())
-                }
-            })?;
-        if let Some(expected) = &spec.expect_base_tree
-            && expected != workspace.base_tree()
-        {
-            return Err(RunError::BadInput(format!(
-                "the repository {} is not the tree the journal was written against (tree {expected}, now {}); restore it to that state and replay again",
-                spec.repo_label,
-                workspace.base_tree()
-            )));
-        }
-        let test_command = resolve_test_command(&spec, &workspace)?;
-        let journal_path = spec
-            .journal_path
-            .clone()
-            .unwrap_or_else(|| spec.run_dir.join("journal.jsonl"));
-        let journal = Journal::create(&journal_path, &spec.run_id)
-            .await
-            .map_err(|err| {
-                RunError::Infra(format!(
-                    "could not create the journal {}: {err}",
-                    journal_path.display()
-                ))
-            })?;
-        let last_checkpoint = workspace.baseline().clone();
-        let tamper_policy = crate::static_checks::tamper_policy(&spec.config)?;
-        let mut run = Run {
-            registry: Registry::builtin(),
-            test_command,
-            setup_snapshot: None,
-            baseline: TestCounts::default(),
-            head: Vec::new(),
-            turns: Vec::new(),
-            round: 0,
-            usage: Usage::default(),
-            timings: Timings::default(),
-            started,
-            stuck: StuckDetector::default(),
-            last_checkpoint,
-            unsaved: false,
-            checks: Vec::new(),
-            baseline_results: None,
-            flaky: BTreeSet::new(),
-            flags: Vec::new(),
-            tamper_policy,
-            target_tests: Vec::new(),
-            reproduce_failing: Vec::new(),
-            done_count: 0,
-            baseline_view_ready: false,
-            helpers,
-            keep_full: spec.config.limits.full_results_kept,
-            last_request_usd: 0.0,
-            changes: 0,
-            phases: Phases::new(helpers.phases),
-            spec,
-            workspace,
-            journal,
-        };
-        run.emit(Event::RunStarted {
-            meta: Box::new(run.meta()),
-        })
-        .await;
-        for message in copied.warnings() {
-            run.emit(Event::Warning { message }).await;
-        }
-        for ignored in run.spec.settings.ignored.clone() {
-            run.emit(Event::Warning {
-                message: ignored.sentence(),
-            })
-            .await;
-        }
-        if run.spec.sandbox.kind() == plumb_protocol::SandboxKind::None {
-            let chosen = run
-                .spec
-                .settings
-                .setting("sandbox")
-                .map(|s| format!(" (chosen by {})", s.chosen_by()))
-                .unwrap_or_default();
-            let message = format!(
-                "{}{chosen}. Every command the agent causes runs on this machine with your permissions.",
-                run.spec.sandbox.describe()
-            );
-            run.emit(Event::Warning { message }).await;
-        }
-        run.emit(Event::Checkpoint {
-            label: "baseline".into(),
-            commit: run.workspace.baseline().to_string(),
-        })
-        .await;
-        run.run_setup().await?;
-        run.run_baseline_tests().await?;
-        for message in run.build_head() {
-            run.emit(Event::Warning { message }).await;
-        }
-        run.timings.prepare_ms = elapsed_ms(run.started);
-        Ok(run)
-    }
-
-    fn meta(&self) -> RunMeta {
-        RunMeta {
-            run_id: self.spec.run_id.clone(),
-            plumb_version: env!("CARGO_PKG_VERSION").to_string(),
-            repo: self.spec.repo_label.clone(),
-            base_commit: self.workspace.baseline().to_string(),
-            base_tree: self.workspace.base_tree().to_string(),
-            model: self.spec.model.name(),
-            ticket: self.spec.ticket.clone(),
-            test_command: self.test_command.argv.clone(),
-            sandbox: self.spec.sandbox.kind(),
-            config: self.spec.config.to_toml(),
-        }
-    }
-
-    /// Runs the test command (narrowed to `tests` when given) in `workdir` in the sandbox, and
-    /// counts its time as command time. The baseline and every ladder step come through here.
-    pub(crate) async fn run_counted(
-        &mut self,
-        workdir: &Path,
-        tests: &[String],
-    ) -> Result<TestRun, ToolError> {
-        let run = run_test_command(
-            self.spec.sandbox.as_ref(),
-            workdir,
-            &self.test_command,
-            tests,
-            sandbox_limits(&self.spec.config),
-            &self.spec.cancel,
-        )
-        .await?;
-        self.timings.commands_ms += run.duration.as_millis() as u64;
-        Ok(run)
-    }
-
-    async fn run_baseline_tests(&mut self) -> Result<(), RunError> {
-        let root = self.workspace.root().to_path_buf();
-        let run = self
-            .run_counted(&root, &[])
-            .await
-            .map_err(|err| match err {
-                ToolError::Infra(text) => RunError::Infra(text),
-                ToolError::RespondToModel(text) => RunError::BadInput(text),
-            })?;
-        self.emit(Event::BaselineTests {
-            counts: run.counts.unwrap_or_default(),
-            exit_code: run.exit_code,
-            duration_ms: run.duration.as_millis() as u64,
-        })
-        .await;
-        match run.counts {
-            Some(counts) if !run.timed_out && counts.total() > 0 => {
-                self.baseline = counts;
-                self.baseline_results = run.results;
-                self.find_flaky().await
-            }
-            _ => Err(RunError::BadInput(format!(
-                "the test command did not run on the untouched repository: {}. Fix the project's test setup or pass --test-cmd with a command that runs its tests",
-                run.headline()
-            ))),
-        }
-    }
-
-    /// Runs the tests that failed at baseline once more; those that pass now are flaky and count
-    /// neither for nor against the fix.
-    async fn find_flaky(&mut self) -> Result<(), RunError> {
-        let Some(results) = &self.baseline_results else {
-            return Ok(());
-        };
-        let failing: Vec<String> = results
-            .tests
-            .iter()
-            .filter(|(_, o)| matches!(o, TestOutcome::Failed | TestOutcome::Error))
-            .map(|(id, _)| id.clone())
-            .collect();
-        if failing.is_empty() {
-            return Ok(());
-        }
-        let root = self.workspace.root().to_path_buf();
-        let again = self
-            .run_tests_in(&root, &failing)
-            .await
-            .map_err(|ending| RunError::Infra(ending.reason))?;
-        if let Some(again) = again.results {
-            self.flaky = failing
-                .into_iter()
-                .filter(|id| again.tests.get(id) == Some(&TestOutcome::Passed))
-                .collect();
-        }
-        Ok(())
-    }
-
     /// Runs rounds until an ending, then finishes: the final report.
     ///
     /// The wall-clock budget ends the run wherever it is: a round still going when it runs out
@@ -820,122 +591,6 @@ impl Run {
         Some(earlier.round)
     }
 
-    /// Runs what the guided phases want after a write: the project's tests, or the model's test
-    /// (with the fix, and for a newly written test on the original source too). Returns the
-    /// verdict and the report for the model, without the phase's sentence.
-    pub(crate) async fn run_phase_check(
-        &mut self,
-        check: &PhaseCheck,
-    ) -> Result<(CheckVerdict, PhaseReport), Ending> {
-        let root = self.workspace.root().to_path_buf();
-        let tests: Vec<String> = check.test().map(str::to_string).into_iter().collect();
-        let run = self.run_tests_in(&root, &tests).await?;
-        let now = match check {
-            PhaseCheck::Existing(_) => self.regressions_verdict(&run),
-            _ => run_verdict(&run),
-        };
-        let what = match check {
-            PhaseCheck::Existing(_) => "plumb ran the existing tests",
-            PhaseCheck::BothWays(_) => "plumb ran it with your fix",
-            PhaseCheck::Again(_) => "plumb ran your test again",
-        };
-        let mut report = format!("\n\n{what}: {}\n", run.headline());
-        let mut failure = None;
-        if now != TestVerdict::Passes && !run.excerpt.trim().is_empty() {
-            let start = report.len();
-            report.push_str(run.excerpt.trim_end());
-            report.push('\n');
-            failure = Some(start..report.len());
-        }
-        let mut original = None;
-        let mut same_failure = false;
-        // A failing test runs on the original code too after a later code edit: only to tell
-        // whether the edit touched the figure that fails.
-        let compare = now == TestVerdict::Fails && matches!(check, PhaseCheck::Again(_));
-        if (check.runs_on_the_original() || compare)
-            && let Some(test) = check.test()
-        {
-            let before = self.run_on_original_source(test).await?;
-            let before_verdict = run_verdict(&before);
-            same_failure = now == TestVerdict::Fails
-                && before_verdict == TestVerdict::Fails
-                && phases::same_assertion(&run.excerpt, &before.excerpt);
-            if check.runs_on_the_original() {
-                report.push_str(&format!(
-                    "and on the original code: {}\n",
-                    before.headline()
-                ));
-                original = Some(before_verdict);
-            }
-        }
-        // After a code edit once the model has a test, the project's tests must still pass too:
-        // the model's test alone does not show an edit that breaks them.
-        let mut broke_old = false;
-        if matches!(check, PhaseCheck::Again(_)) {
-            let suite = self.run_tests_in(&root, &[]).await?;
-            if self.broke_passing_tests(&suite) {
-                broke_old = true;
-                report.push_str(&format!(
-                    "and the project's tests: {}\n{}\n",
-                    suite.headline(),
-                    suite.excerpt.trim_end()
-                ));
-            }
-        }
-        Ok((
-            CheckVerdict {
-                now,
-                original,
-                same_failure,
-                broke_old,
-            },
-            PhaseReport {
-                text: report,
-                failure,
-            },
-        ))
-    }
-
-    /// The project's tests after a fix: `Passes` when every test that passed at baseline and ran
-    /// still passes (tests that failed before do not count against the fix) and no more errors
-    /// came than at baseline (a module that no longer imports hides its tests as one error).
-    fn regressions_verdict(&self, run: &TestRun) -> TestVerdict {
-        match (&self.baseline_results, &run.results, run.counts) {
-            (Some(before), Some(after), Some(counts)) => {
-                let broken = before.tests.iter().any(|(id, outcome)| {
-                    *outcome == TestOutcome::Passed
-                        && after
-                            .tests
-                            .get(id)
-                            .is_some_and(|now| *now != TestOutcome::Passed)
-                });
-                let more_errors = counts.errors > self.baseline.errors;
-                if broken || more_errors || counts.passed == 0 {
-                    TestVerdict::Fails
-                } else {
-                    TestVerdict::Passes
-                }
-            }
-            _ => run_verdict(run),
-        }
-    }
-
-    /// True when a test that passed at baseline ran in `run` and did not pass. Unlike
-    /// [`Run::regressions_verdict`], new collection errors do not count: once the model has a
-    /// test, they are as likely its test's.
-    fn broke_passing_tests(&self, run: &TestRun) -> bool {
-        let (Some(before), Some(after)) = (&self.baseline_results, &run.results) else {
-            return false;
-        };
-        before.tests.iter().any(|(id, outcome)| {
-            *outcome == TestOutcome::Passed
-                && after
-                    .tests
-                    .get(id)
-                    .is_some_and(|now| *now != TestOutcome::Passed)
-        })
-    }
-
     fn count_failure(&mut self, tool: &str, args: &serde_json::Value) -> Option<Ending> {
         let repeats = self.stuck.failed(tool, args);
         let limit = self.spec.config.limits.stuck_repeats.max(1);
@@ -972,57 +627,6 @@ impl Run {
         }
         self.journal.write(event).await;
     }
-}
-
-fn resolve_test_command(spec: &RunSpec, workspace: &Workspace) -> Result<TestCommand, RunError> {
-    if let Some(cmd) = &spec.test_command {
-        return Ok(cmd.clone());
-    }
-    if let Some(text) = &spec.config.test_command {
-        return plumb_verify::parse_command(text)
-            .map_err(|err| RunError::BadInput(format!("test_command in plumb.toml: {err}")));
-    }
-    plumb_verify::detect(workspace.root()).ok_or_else(|| {
-        RunError::BadInput(format!(
-            "plumb could not tell how to run the tests of {}; pass --test-cmd \"COMMAND\" or set test_command in plumb.toml",
-            spec.repo_label
-        ))
-    })
-}
-
-/// The verdict on one run of a test the model wrote.
-pub(crate) fn run_verdict(run: &TestRun) -> TestVerdict {
-    match run.counts {
-        Some(counts) => TestVerdict::of(&counts, &run.excerpt),
-        None => TestVerdict::Broken,
-    }
-}
-
-impl Run {
-    /// The note on an undone code edit whose tests failed with `UnboundLocalError` (see
-    /// [`unbound`]) or `NameError` (see [`undefined`]), read against the file as it is again.
-    fn name_note(&self, call: &ToolCall, path: &str, report: &str) -> Option<String> {
-        let text = self
-            .workspace
-            .tree()
-            .read_text(path, plumb_tools::MAX_READ_BYTES)
-            .ok()?;
-        let old_text = call
-            .arguments
-            .get("old_text")
-            .and_then(serde_json::Value::as_str)
-            .unwrap_or_default();
-        unbound::used_before_assignment(report, path, &text, old_text)
-            .or_else(|| undefined::not_defined(report, &text, old_text))
-    }
-}
-
-/// The plain-words reading of a mistake in the model's new test, when that is what failed.
-fn report_explanation(check: &PhaseCheck, verdict: CheckVerdict, report: &str) -> Option<String> {
-    // After an edit of the code an error is the edit's, not the test's.
-    (matches!(check, PhaseCheck::BothWays(_)) && verdict.now == TestVerdict::FailsInTheTest)
-        .then(|| phases::explain_mistake(report))
-        .flatten()
 }
 
 pub(crate) fn elapsed_ms(since: Instant) -> u64 {
