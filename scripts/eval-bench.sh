@@ -67,8 +67,9 @@ if [ "$mode" = table ]; then
   exit 0
 fi
 [ $# -gt 0 ] || set -- python js rust go
-# PLUMB=path/to/plumb uses that binary as it is; else the release build is made first.
-[ -n "${PLUMB:-}" ] || cargo build --release -p plumb >&2
+# PLUMB=path/to/plumb uses that binary as it is; else the release build (plumb and its model
+# runner plumb-llm, which `local` needs) is made first.
+[ -n "${PLUMB:-}" ] || cargo build --release --locked -p plumb -p plumb-llm >&2
 mkdir -p "$dir"
 runs=()
 for lang in "$@"; do

@@ -124,6 +124,21 @@ impl Run {
                 run.excerpt,
             ));
         };
+        // A run of no test at all (go's `ok … [no tests to run]`, a filter that matched nothing)
+        // says nothing about the bug: it is not "already passes".
+        if counts.total() == 0 {
+            return Ok((
+                report(
+                    step,
+                    CheckStatus::Failed,
+                    steps.with_clause(format!(
+                        "{listed} did not run on the baseline source: the test command ran no test ({})",
+                        run.headline()
+                    )),
+                ),
+                run.excerpt,
+            ));
+        }
         if run.note.is_some() {
             let baseline = Baseline {
                 counts: &self.baseline,

@@ -157,8 +157,10 @@ pub async fn run_test_command(
         plumb_verify::check_test_ids(tests).map_err(|err| ToolError::respond(err.to_string()))?;
         (cmd.argv.clone(), Some(whole_suite_note(cmd)))
     } else {
+        // go selects tests by name only: a test file asked for becomes the tests it declares.
+        let tests = plumb_verify::named_tests(cmd.runner, workdir, tests);
         let argv =
-            plumb_verify::narrow(cmd, tests).map_err(|err| ToolError::respond(err.to_string()))?;
+            plumb_verify::narrow(cmd, &tests).map_err(|err| ToolError::respond(err.to_string()))?;
         (argv, None)
     };
     // The runner writes its per-test report inside the workdir (the only place the sandbox lets it

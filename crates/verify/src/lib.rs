@@ -22,6 +22,7 @@ mod output;
 mod results;
 mod runners;
 pub mod tamper;
+mod test_files;
 
 use plumb_protocol::TestCounts;
 use serde::{Deserialize, Serialize};
@@ -31,6 +32,7 @@ pub use command::{
 };
 pub use detect::detect;
 pub use results::{TestOutcome, TestResults, read_results, report_env, with_report};
+pub use test_files::named_tests;
 
 /// The test runners plumb understands. `Other` is any command it does not recognise: its output
 /// is still searched for every summary format plumb knows, but it cannot be narrowed.

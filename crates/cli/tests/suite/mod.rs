@@ -8,6 +8,7 @@ mod escape;
 mod eval;
 mod failures;
 mod gaming;
+mod go_tests;
 mod helpers;
 mod local_model;
 mod models;

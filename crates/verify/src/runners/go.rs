@@ -195,6 +195,29 @@ pub(crate) fn narrow(argv: &[String], tests: &[String]) -> Vec<String> {
     argv
 }
 
+/// The test, example, benchmark and fuzz functions `text` (a go source file) declares at the top
+/// level, in order: `func TestAdd(t *testing.T)` gives `TestAdd`. Methods (a testify suite's
+/// `func (s *S) TestX()`) are left out: `-run` selects the suite's own `TestSuite` function.
+pub(crate) fn test_functions(text: &str) -> Vec<String> {
+    let mut names: Vec<String> = Vec::new();
+    for line in text.lines() {
+        let Some(rest) = line.strip_prefix("func ") else {
+            continue;
+        };
+        let name: String = rest
+            .chars()
+            .take_while(|c| c.is_alphanumeric() || *c == '_')
+            .collect();
+        let declares = rest
+            .get(name.len()..)
+            .is_some_and(|after| after.trim_start().starts_with(['(', '[']));
+        if declares && is_test_function(&name) && !names.contains(&name) {
+            names.push(name);
+        }
+    }
+    names
+}
+
 /// The test part of an id: from the first path segment that names a go test function
 /// (`Test`, `Example`, `Benchmark` or `Fuzz`, then nothing or not a lower-case letter, as
 /// `go test` requires). An id without such a segment is returned whole.
@@ -374,6 +397,12 @@ mod tests {
             words("go test ./... -run ^(example\\.com)$/^(m)$/^(calc)$"),
         ];
         assert_eq!(actual, expected);
+    }
+
+    #[test]
+    fn finds_the_test_functions_a_file_declares() {
+        let text = "package calc\n\nfunc TestAdd(t *testing.T) {\n}\nfunc Testing() {}\nfunc Testify(t *testing.T) {}\nfunc (s *S) TestMethod() {}\nfunc BenchmarkAdd(b *testing.B) {}\n// func TestCommented(t *testing.T) {}\nfunc TestAdd(t *testing.T) {}\nfunc FuzzAdd (f *testing.F) {}\n";
+        assert_eq!(test_functions(text), ["TestAdd", "BenchmarkAdd", "FuzzAdd"]);
     }
 
     #[test]
