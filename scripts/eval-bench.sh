@@ -8,13 +8,16 @@
 #                                            (default: python js rust go): resolved must be all
 #   scripts/eval-bench.sh local [LANG…]      the embedded default model (`local`, 1.5B) on the
 #                                            fixed subset: Python every sixth task (25 tasks),
-#                                            Rust every twelfth (12 tasks); -k 1
+#                                            Rust every twelfth (12 tasks); -k 1, each task
+#                                            within a 10-minute wall-clock budget
 #   scripts/eval-bench.sh local-off [LANG…]  the same subset with the small-model helpers off
 #                                            (the ablation)
 #   scripts/eval-bench.sh table DIR…          only the table of earlier runs
 #
 # Environment: JOBS (attempts at a time, default 2 for the oracle, 1 for the local model),
-# MODEL (default `local`), EVAL_BENCH_DIR. The setup phase of the Rust and Go tasks fetches their
+# MODEL (default `local`), BUDGET_SECS (the model runs' wall-clock budget a task, default 600:
+# plumb's own default is none, and on two cores a round of the 1.5B model with its four
+# candidates takes 2–5 minutes, so a task could run an hour), EVAL_BENCH_DIR. The setup phase of the Rust and Go tasks fetches their
 # dependencies (crates.io), so the runs pass `-c setup_network=true`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -86,9 +89,9 @@ for lang in "$@"; do
     local|local-off)
       case "$lang" in python) step=6 ;; rust) step=12 ;; *) step=12 ;; esac
       filter="$(subset "$imported/tasks.jsonl" "$step")"
-      extra=()
+      extra=(-c "limits.wall_clock_secs=${BUDGET_SECS:-600}")
       if [ "$mode" = local-off ]; then
-        extra=(-c helpers.phases=false -c helpers.candidates=1 -c helpers.code_up_front=false
+        extra+=(-c helpers.phases=false -c helpers.candidates=1 -c helpers.code_up_front=false
                -c helpers.show_file_on_failed_edit=false -c helpers.thought=false)
       fi
       out="$dir/$mode-${MODEL:-local}-$lang"

@@ -239,6 +239,8 @@ impl Sandbox for GvisorSandbox {
         if !sys::is_root() {
             return Err(SandboxError::Unavailable { reason: not_root() });
         }
+        // Held to the end of `run`, after the command: it owns the command's copy of Go's
+        // build cache.
         let tools =
             self.toolchains
                 .for_command(cmd.network, &cmd.workdir, Path::new(HOME_INSIDE))?;

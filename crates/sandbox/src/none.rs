@@ -71,17 +71,18 @@ impl Sandbox for NoSandbox {
         }
         let program = check_spec(cmd).await?.to_owned();
         let dirs = PrivateDirs::create(&self.scratch_dir)?;
-        let env = self
+        let tools = match self
             .toolchains
             .for_command(cmd.network, &cmd.workdir, dirs.home())
-            .and_then(|tools| {
-                let extra: Vec<(String, String)> = tools
-                    .env
-                    .into_iter()
-                    .chain(cmd.env.iter().cloned())
-                    .collect();
-                self.env.environment(dirs.home(), dirs.tmp(), &extra)
-            });
+        {
+            Ok(tools) => tools,
+            Err(e) => {
+                dirs.remove().await;
+                return Err(e);
+            }
+        };
+        let extra: Vec<(String, String)> = tools.env.iter().chain(&cmd.env).cloned().collect();
+        let env = self.env.environment(dirs.home(), dirs.tmp(), &extra);
         let result = match env {
             Ok(env) => {
                 let launch = Launch {
@@ -106,6 +107,8 @@ impl Sandbox for NoSandbox {
             }
             Err(e) => Err(e),
         };
+        // The command's copy of Go's build cache goes with it.
+        drop(tools);
         dirs.remove().await;
         result
     }

@@ -189,6 +189,8 @@ impl Sandbox for BwrapSandbox {
         }
         let program = check_spec(cmd).await?.to_owned();
         self.launcher.check()?;
+        // Held to the end of `run`, after the command: it owns the command's copy of Go's
+        // build cache.
         let tools =
             self.toolchains
                 .for_command(cmd.network, &cmd.workdir, Path::new(HOME_INSIDE))?;

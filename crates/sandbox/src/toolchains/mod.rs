@@ -18,14 +18,16 @@
 //! missing package fails at once instead of after a network timeout.
 //!
 //! Build output stays private: cargo's `target/` in the workspace (the shadow git ignores it),
-//! Go's build cache in the command's own `HOME` (a cache shared between commands could be
-//! written by one the agent runs and read by a later test run, and Go caches test results).
+//! Go's build cache a private copy per command of a seed only the setup phase writes
+//! (`go_build.rs`: a cache shared between commands could be written by one the agent runs and
+//! read by a later test run), and Go's test results never taken from a cache (`-count=1`).
 //!
 //! What is never shown: the rest of the host `HOME` — `~/.cargo` (its `credentials.toml`,
 //! `config.toml`), `~/.npmrc`, `~/.m2/settings.xml`, `~/.ssh`. The price: a user's cargo or
 //! Maven mirror settings do not apply inside.
 
 mod detect;
+mod go_build;
 
 use std::path::{Path, PathBuf};
 
@@ -109,6 +111,9 @@ pub(crate) struct ForCommand {
     pub(crate) writable: Vec<PathBuf>,
     /// Variables, below the command's own.
     pub(crate) env: Vec<(String, String)>,
+    /// The command's copy of Go's build cache seed (in `writable`), removed when this is
+    /// dropped: keep it until the command is over.
+    pub(crate) go_build: Option<go_build::PrivateCopy>,
 }
 
 impl Toolchains {
@@ -162,6 +167,7 @@ impl Toolchains {
         let home = |sub: &str| home.join(sub).to_string_lossy().into_owned();
         let mut set = |name: &str, value: String| out.env.push((name.to_owned(), value));
         let mut subdirs = Vec::new();
+        let mut go_build_copy = None;
         for toolchain in &self.found {
             for (name, value) in &toolchain.env {
                 set(name, value.clone());
@@ -186,18 +192,28 @@ impl Toolchains {
                     subdirs.push("go/pkg/mod");
                     set("GOPATH", cache("go"));
                     set("GOMODCACHE", cache("go/pkg/mod"));
-                    set("GOCACHE", home(".cache/go-build"));
+                    if offline {
+                        go_build_copy = go_build::private_copy(&self.cache);
+                    }
+                    match &go_build_copy {
+                        Some(copy) => set("GOCACHE", copy.path().to_string_lossy().into_owned()),
+                        None if offline => set("GOCACHE", home(".cache/go-build")),
+                        None => {
+                            subdirs.push("go/build");
+                            set("GOCACHE", cache("go/build"));
+                        }
+                    }
                     set("GOTOOLCHAIN", "local".to_owned());
                     set("GOTELEMETRY", "off".to_owned());
                     // -modcacherw: the module cache stays removable by plumb's pruning. No
                     // `-mod=` is forced: Go's default uses a project's `vendor/` when it has one
                     // (`-mod=mod` made it ignore vendor/ and download into the read-only cache,
                     // found by the oracle on the imported Go split) and reads the cache otherwise.
+                    // -count=1 (only `go test` knows it; the others ignore it here): a test result
+                    // is never read from a cache, so the flaky check and the ladder see real runs.
+                    set("GOFLAGS", "-modcacherw -count=1".to_owned());
                     if offline {
-                        set("GOFLAGS", "-modcacherw".to_owned());
                         set("GOPROXY", "off".to_owned());
-                    } else {
-                        set("GOFLAGS", "-modcacherw".to_owned());
                     }
                 }
                 ToolchainKind::Node => {
@@ -236,6 +252,10 @@ impl Toolchains {
             out.read_only.push(self.cache.clone());
         } else {
             out.writable.push(self.cache.clone());
+        }
+        if let Some(copy) = go_build_copy {
+            out.writable.push(copy.path().to_path_buf());
+            out.go_build = Some(copy);
         }
         Ok(out)
     }
@@ -291,6 +311,7 @@ mod tests {
                     ("CARGO_HOME", &cargo_home),
                     ("RUSTUP_TOOLCHAIN", "stable-x"),
                 ]),
+                go_build: None,
             },
             ForCommand {
                 read_only: vec!["/h/.rustup".into(), cache.clone()],
@@ -300,6 +321,7 @@ mod tests {
                     ("CARGO_HOME", &cargo_home),
                     ("CARGO_NET_OFFLINE", "true"),
                 ]),
+                go_build: None,
             },
         ];
         assert_eq!(actual, expected);

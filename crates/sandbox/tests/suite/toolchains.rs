@@ -1,8 +1,10 @@
 //! The host's toolchains under the wall, with real projects run by the real tools under bwrap
 //! (and the Rust case under gVisor): a plain crate's `cargo test`, a crate with a crates.io
 //! dependency fetched by a command with the network and tested offline from the read-only
-//! cache, a Go module, a Node project's `npm test` (`node --test`), Maven's `mvn -v`; and the
-//! credentials of a planted `HOME` that must stay out.
+//! cache, a Go module (and its build cache: warmed by a command with the network, copied for
+//! each offline one, which compiles nothing and cannot write the seed), a Node project's
+//! `npm test` (`node --test`), Maven's `mvn -v`; and the credentials of a planted `HOME` that
+//! must stay out.
 //!
 //! A Maven *project* is not run: its surefire plugin and JUnit come from Maven Central, which
 //! this machine cannot reach (the allowed registries are crates.io, PyPI, Debian and npm), and
@@ -244,6 +246,77 @@ async fn a_go_module_tests_offline() {
         "{}{}",
         out.stdout,
         out.stderr
+    );
+}
+
+/// Whether a `go … -x` run compiled anything (`-x` prints each `compile` it runs).
+fn compiled(out: &CommandOutput) -> bool {
+    out.stderr.contains("/compile -o")
+}
+
+#[tokio::test]
+async fn go_builds_offline_from_a_private_copy_of_the_cache_the_setup_phase_warmed() {
+    require("go", "apt-get install golang-go");
+    let fx = Fixture::new(&host_env());
+    fx.project(&[
+        ("go.mod", "module example.com/adder\n\ngo 1.19\n"),
+        ("add.go", "package adder\n\nfunc Add(a, b int) int { return a + b }\n"),
+        (
+            "add_test.go",
+            "package adder\n\nimport \"testing\"\n\nfunc TestAdd(t *testing.T) {\n\tif Add(2, 2) != 4 {\n\t\tt.Fatal(\"2+2\")\n\t}\n}\n",
+        ),
+    ]);
+    let seed = fx.cache.join("go/build");
+    let plant = "touch \"$GOCACHE/planted\" && echo \"$GOCACHE\"";
+
+    let cold = fx.run(&["go", "test", "-x", "./..."], Network::Off).await;
+    let setup = fx.run(&["go", "test", "./..."], Network::Host).await;
+    let warm = fx.run(&["go", "test", "-x", "./..."], Network::Off).await;
+    let planted = fx.run(&["sh", "-c", plant], Network::Off).await;
+
+    let private_copies: Vec<_> = std::fs::read_dir(format!("{}.private", fx.cache.display()))
+        .map(|entries| entries.flatten().map(|e| e.path()).collect())
+        .unwrap_or_default();
+    let actual = (
+        (cold.exit_code, compiled(&cold)),
+        (setup.exit_code, seed.is_dir()),
+        (
+            warm.exit_code,
+            compiled(&warm),
+            warm.stdout.contains("(cached)"),
+        ),
+        planted.exit_code,
+        planted
+            .stdout
+            .trim()
+            .starts_with(&format!("{}.private/", fx.cache.display())),
+        seed.join("planted").exists(),
+        private_copies,
+    );
+    assert_eq!(
+        actual,
+        (
+            (Some(0), true),
+            (Some(0), true),
+            (Some(0), false, false),
+            Some(0),
+            true,
+            false,
+            Vec::new(),
+        ),
+        "cold: {}\nsetup: {}{}\nwarm: {}{}\nplanted: {}{}",
+        cold.stdout,
+        setup.stdout,
+        setup.stderr,
+        warm.stdout,
+        warm.stderr
+            .lines()
+            .filter(|l| l.contains("compile"))
+            .take(5)
+            .collect::<Vec<_>>()
+            .join("\n"),
+        planted.stdout,
+        planted.stderr
     );
 }
 
