@@ -17,8 +17,16 @@
 # Environment: JOBS (attempts at a time, default 2 for the oracle, 1 for the local model),
 # MODEL (default `local`), BUDGET_SECS (the model runs' wall-clock budget a task, default 600:
 # plumb's own default is none, and on two cores a round of the 1.5B model with its four
-# candidates takes 2–5 minutes, so a task could run an hour), EVAL_BENCH_DIR. The setup phase of the Rust and Go tasks fetches their
-# dependencies (crates.io), so the runs pass `-c setup_network=true`.
+# candidates takes 2–5 minutes, so a task could run an hour), EVAL_BENCH_DIR. The setup phase
+# of the Rust and Go tasks fetches their dependencies (crates.io) and warms the build caches, so
+# the runs pass `-c setup_network=true`.
+#
+# The local-model runs take hours, more than one session of a machine that is wiped between
+# sessions, so their results are kept in the repository:
+#   scripts/eval-bench.sh save RUN…    copies each run's result.json files (and summary.json)
+#                                      from $EVAL_BENCH_DIR/RUN to bench/eval/RUN
+#   scripts/eval-bench.sh restore      copies bench/eval/* back into $EVAL_BENCH_DIR, so the
+#                                      next `local …` call resumes and runs only what is left
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mode="${1:-oracle}"
@@ -67,6 +75,20 @@ PY
 
 if [ "$mode" = table ]; then
   table "$@"
+  exit 0
+fi
+if [ "$mode" = save ]; then
+  for run in "$@"; do
+    (cd "$dir" && find "$run" -maxdepth 3 \( -path "*/attempt-*/result.json" -o -path "$run/summary.json" \) -print0 |
+      xargs -0 -r cp --parents -t "$OLDPWD/bench/eval")
+    echo "saved $(find "bench/eval/$run" -name result.json | wc -l) results of $run in bench/eval/$run" >&2
+  done
+  exit 0
+fi
+if [ "$mode" = restore ]; then
+  mkdir -p "$dir"
+  cp -r -n bench/eval/. "$dir/"
+  echo "restored $(find bench/eval -name result.json | wc -l) results into $dir" >&2
   exit 0
 fi
 [ $# -gt 0 ] || set -- python js rust go

@@ -134,6 +134,15 @@ pub(crate) fn overlay_test_changes(
     Ok(())
 }
 
+/// Writes each (path, text) into `dest`, never through a link: the source files whose test part
+/// the reproduce tree takes from the change (`inline_tests`).
+pub(crate) fn overlay_texts(dest: &Path, files: &[(String, String)]) -> io::Result<()> {
+    for (path, text) in files {
+        put(dest, path, Source::Text(text))?;
+    }
+    Ok(())
+}
+
 /// What [`put`] puts at a path.
 enum Source<'a> {
     /// The entry at this path of the tree (a regular file's bytes and mode, read through the

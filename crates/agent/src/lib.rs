@@ -18,6 +18,7 @@ mod figure_inputs;
 mod figures;
 mod finish;
 mod head;
+mod inline_tests;
 mod journal;
 mod journal_entry;
 mod judged;

@@ -15,9 +15,10 @@ use plumb_context::syntax::Language;
 use plumb_protocol::{CheckReport, CheckStatus, CheckStep, Outcome};
 use plumb_tools::{TestRun, ToolError};
 use plumb_verify::tamper::{ChangeStatus, FileChange, is_test_file};
-use plumb_verify::{TestOutcome, TestResults};
+use plumb_verify::{Runner, TestOutcome, TestResults};
 
 use crate::done::report;
+use crate::inline_tests::{InlineTests, inline_tests};
 use crate::judged::{self, Restore};
 use crate::run::{Ending, Run};
 use crate::whole_suite::{self, Baseline};
@@ -64,8 +65,9 @@ impl TestSteps {
 
 impl Run {
     /// The tests the ladder targets: the task's FAIL_TO_PASS list when it has one, else every new or
-    /// changed test file in a language plumb parses.
-    fn target_tests(&self, changes: &[FileChange]) -> Vec<String> {
+    /// changed test file in a language plumb parses, and the new or changed tests inside source
+    /// files (`inline`: Rust's `#[cfg(test)]` items), by name.
+    fn target_tests(&self, changes: &[FileChange], inline: &InlineTests) -> Vec<String> {
         if !self.spec.fail_to_pass.is_empty() {
             return self.spec.fail_to_pass.clone();
         }
@@ -75,6 +77,7 @@ impl Run {
             .filter(|c| is_test_file(&c.path))
             .filter(|c| Language::from_path(Path::new(&c.path)).is_some())
             .map(|c| c.path.clone())
+            .chain(inline.tests.iter().cloned())
             .collect()
     }
 
@@ -84,7 +87,8 @@ impl Run {
         steps: &TestSteps,
     ) -> Result<Checked, Ending> {
         let step = CheckStep::Reproduce;
-        self.target_tests = self.target_tests(changes);
+        let inline = inline_tests(changes);
+        self.target_tests = self.target_tests(changes, &inline);
         self.reproduce_failing.clear();
         if self.target_tests.is_empty() {
             return Ok((
@@ -104,6 +108,7 @@ impl Run {
         self.materialize_check_tree(self.workspace.baseline(), &dest)
             .map_err(Ending::infra)?;
         judged::overlay_test_changes(self.workspace.root(), &dest, changes)
+            .and_then(|()| judged::overlay_texts(&dest, &inline.overlay))
             .and_then(|()| judged::apply(&dest, &steps.restores))
             .map_err(Ending::infra)?;
         let targets = self.target_tests.clone();
@@ -261,7 +266,14 @@ impl Run {
         if counts.failed + counts.errors > 0 {
             problems.push(format!("{} fail or error", counts.failed + counts.errors));
         }
-        let skipped = counts.skipped + counts.xfailed + counts.xpassed + counts.deselected;
+        // libtest's "filtered out" (read as deselected) is only ever the name filter plumb gave
+        // cargo; nothing in a crate can deselect a test. pytest's deselected can be a conftest's.
+        let deselected = if self.test_command.runner == Runner::Cargo {
+            0
+        } else {
+            counts.deselected
+        };
+        let skipped = counts.skipped + counts.xfailed + counts.xpassed + deselected;
         if skipped > 0 {
             problems.push(format!("{skipped} skipped, deselected or marked xfail"));
         }

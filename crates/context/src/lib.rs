@@ -3,6 +3,7 @@
 //! - [`syntax`]: which languages we parse, and the edit check that refuses an edit adding a syntax error.
 //! - [`outline`]: the definitions (classes, functions, methods, …) of one source file.
 //! - [`repo_map`]: a directory outline with those definitions, for the repo map and `list_files`.
+//! - [`rust_tests`]: the test part of a Rust source file (its `#[cfg(test)]` items), for the ladder.
 
 // Unit tests read their own fixtures; the library itself reads workspace files only through
 // plumb_workspace::Tree (clippy.toml's disallowed-methods, checked on the non-test build).
@@ -14,4 +15,5 @@ pub mod prompt;
 mod python_indent;
 pub mod relevant;
 pub mod repo_map;
+pub mod rust_tests;
 pub mod syntax;

@@ -1,6 +1,6 @@
 //! `plumb fix --sandbox bwrap` on Rust crates with the host's rustup toolchain: a plain crate
 //! with `#[cfg(test)]` tests, one failing, that a scripted model fixes (with a test file of
-//! its own) is verified (exit 0).
+//! its own, or a test added to the crate's inline tests) is verified (exit 0).
 //! With `sandbox_toolchains = false` the same run is what every run was before the toolchains
 //! were shown: rustup's shim finds no toolchain, the baseline has no test summary, exit 2. A
 //! crate with a crates.io dependency gets it from a setup command with the network (`cargo
@@ -39,14 +39,15 @@ fn crate_repo(manifest: &str, lib_head: &str) -> tempfile::TempDir {
 
 /// `plumb fix --sandbox bwrap` with a script that adds a test of `add` and fixes it, JSON report.
 fn fix(repo: &Path, home: &Path, extra: &[&str]) -> Output {
+    let test = json!({"path": "tests/add.rs", "content": "#[test]\nfn two_and_two() {\n    assert_eq!(adder::add(2, 2), 4);\n}\n"});
+    fix_with(repo, home, extra, ("create_file", test))
+}
+
+/// The same with the script's first call, which adds the test, given.
+fn fix_with(repo: &Path, home: &Path, extra: &[&str], test: (&str, serde_json::Value)) -> Output {
     let script = home.join("fix.jsonl");
-    // The ladder's reproduce step counts test files, not a crate's inline tests: the model
-    // writes one that fails without the fix.
     Script::new()
-        .tool(
-            "create_file",
-            json!({"path": "tests/add.rs", "content": "#[test]\nfn two_and_two() {\n    assert_eq!(adder::add(2, 2), 4);\n}\n"}),
-        )
+        .tool(test.0, test.1)
         .tool(
             "edit_file",
             json!({"path": "src/lib.rs", "old_text": "    a - b\n", "new_text": "    a + b\n"}),
@@ -125,4 +126,39 @@ fn a_crates_io_dependency_comes_from_the_setup_phase_and_the_tests_run_offline()
     let report = report(&output);
     let actual = (output.status.code(), report.outcome);
     assert_eq!(actual, (Some(0), Outcome::Success), "{}", stderr(&output));
+}
+
+/// A test added beside the code, in the crate's own `#[cfg(test)] mod tests`, reproduces the bug:
+/// the reproduce tree has the old `add` with the new test items. Before, no test *file* changed,
+/// so the ladder found "no new or changed test" and held the fix back.
+#[test]
+fn a_test_added_to_the_inline_tests_module_reproduces_the_bug_and_the_fix_is_verified() {
+    let repo = crate_repo(PLAIN, "");
+    let home = tempfile::tempdir().unwrap();
+    let inline_test = json!({
+        "path": "src/lib.rs",
+        "old_text": "mod tests {\n",
+        "new_text": "mod tests {\n    #[test]\n    fn two_and_two() {\n        assert_eq!(super::add(2, 2), 4);\n    }\n\n",
+    });
+
+    let output = fix_with(repo.path(), home.path(), &[], ("edit_file", inline_test));
+
+    let report = report(&output);
+    let reproduce = report
+        .checks
+        .iter()
+        .find(|check| check.step == plumb_protocol::CheckStep::Reproduce)
+        .map(|check| check.evidence.clone())
+        .unwrap_or_default();
+    let actual = (
+        output.status.code(),
+        report.outcome,
+        reproduce.contains("two_and_two"),
+    );
+    assert_eq!(
+        actual,
+        (Some(0), Outcome::Success, true),
+        "reproduce: {reproduce}\n{}",
+        stderr(&output)
+    );
 }
