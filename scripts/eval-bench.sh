@@ -37,8 +37,8 @@ plumb="${PLUMB:-${CARGO_TARGET_DIR:-target}/release/plumb}"
 table() {
   python3 - "$@" <<'PY'
 import json, os, statistics, sys
-print("| run | language | tasks | resolved | plumb verified | disagree | errors | median rounds | median s/round | tokens in / out | median wall s/task |")
-print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+print("| run | language | tasks | resolved | plumb verified | disagree | held back, would resolve | errors | median rounds | median s/round | tokens in / out | median wall s/task |")
+print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 for out in sys.argv[1:]:
     results = []
     for task in sorted(os.listdir(out)):
@@ -52,6 +52,7 @@ for out in sys.argv[1:]:
         resolved = sum(1 for r in done if r["score"] and r["score"]["resolved"])
         verified = sum(1 for r in done if r["outcome"] == "success")
         disagree = sum(1 for r in done if (r["outcome"] == "success") != bool(r["score"] and r["score"]["resolved"]))
+        held_back = sum(1 for r in done if (r.get("unverified_score") or {}).get("resolved"))
         errors = len(rs) - len(done)
         med = lambda xs: f"{statistics.median(xs):.1f}" if xs else "–"
         rounds = [r["rounds"] for r in done]
@@ -59,7 +60,7 @@ for out in sys.argv[1:]:
         walls = [r["wall_ms"] / 1000 for r in rs]
         tin = sum(r["usage"]["input_tokens"] for r in rs)
         tout = sum(r["usage"]["output_tokens"] for r in rs)
-        print(f"| {os.path.basename(out.rstrip('/'))} | {lang} | {len(rs)} | {resolved} | {verified} | {disagree} | {errors} | {med(rounds)} | {med(per_round)} | {tin:,} / {tout:,} | {med(walls)} |")
+        print(f"| {os.path.basename(out.rstrip('/'))} | {lang} | {len(rs)} | {resolved} | {verified} | {disagree} | {held_back} | {errors} | {med(rounds)} | {med(per_round)} | {tin:,} / {tout:,} | {med(walls)} |")
 PY
 }
 

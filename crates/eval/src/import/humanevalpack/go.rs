@@ -24,7 +24,9 @@ use super::super::git_repo::File;
 use super::{Layout, Problem, snake_case};
 
 /// The setup command of every Go task.
-pub(crate) const GO_SETUP: &str = "go test -count=1 -run ^$ ./...";
+/// It never fails: a task whose buggy code does not compile still warms the dependencies (as a
+/// plain `go test` setup, 6 of the 148 development tasks were bad tasks for it).
+pub(crate) const GO_SETUP: &str = "sh -c 'go test -count=1 -run \"^$\" ./... || true'";
 
 /// Where Debian's golang-*-dev packages put their sources.
 const GOCODE: &str = "/usr/share/gocode/src";
