@@ -46,10 +46,9 @@ pub(crate) fn inline_tests(changes: &[FileChange]) -> InlineTests {
                 // A new source file's tests need its new code: nothing runs on the baseline.
                 continue;
             };
-            if !rust_tests::test_items_differ(before, after) {
-                continue;
-            }
-            let Some(text) = rust_tests::with_tests_of(before, after) else {
+            // Test items the same in both: the old code with them is the old file.
+            let Some(text) = rust_tests::with_tests_of(before, after).filter(|t| t != before)
+            else {
                 continue;
             };
             found.overlay.push((change.path.clone(), text));

@@ -218,18 +218,24 @@ async fn a_dependency_fetched_with_the_network_builds_offline_from_the_read_only
     );
 }
 
+/// A go module with one passing test.
+const GO_ADDER: [(&str, &str); 3] = [
+    ("go.mod", "module example.com/adder\n\ngo 1.19\n"),
+    (
+        "add.go",
+        "package adder\n\nfunc Add(a, b int) int { return a + b }\n",
+    ),
+    (
+        "add_test.go",
+        "package adder\n\nimport \"testing\"\n\nfunc TestAdd(t *testing.T) {\n\tif Add(2, 2) != 4 {\n\t\tt.Fatal(\"2+2\")\n\t}\n}\n",
+    ),
+];
+
 #[tokio::test]
 async fn a_go_module_tests_offline() {
     require("go", "apt-get install golang-go");
     let fx = Fixture::new(&host_env());
-    fx.project(&[
-        ("go.mod", "module example.com/adder\n\ngo 1.19\n"),
-        ("add.go", "package adder\n\nfunc Add(a, b int) int { return a + b }\n"),
-        (
-            "add_test.go",
-            "package adder\n\nimport \"testing\"\n\nfunc TestAdd(t *testing.T) {\n\tif Add(2, 2) != 4 {\n\t\tt.Fatal(\"2+2\")\n\t}\n}\n",
-        ),
-    ]);
+    fx.project(&GO_ADDER);
 
     let out = fx.run(&["go", "test", "./..."], Network::Off).await;
 
@@ -258,14 +264,7 @@ fn compiled(out: &CommandOutput) -> bool {
 async fn go_builds_offline_from_a_private_copy_of_the_cache_the_setup_phase_warmed() {
     require("go", "apt-get install golang-go");
     let fx = Fixture::new(&host_env());
-    fx.project(&[
-        ("go.mod", "module example.com/adder\n\ngo 1.19\n"),
-        ("add.go", "package adder\n\nfunc Add(a, b int) int { return a + b }\n"),
-        (
-            "add_test.go",
-            "package adder\n\nimport \"testing\"\n\nfunc TestAdd(t *testing.T) {\n\tif Add(2, 2) != 4 {\n\t\tt.Fatal(\"2+2\")\n\t}\n}\n",
-        ),
-    ]);
+    fx.project(&GO_ADDER);
     let seed = fx.cache.join("go/build");
     let plant = "touch \"$GOCACHE/planted\" && echo \"$GOCACHE\"";
 
