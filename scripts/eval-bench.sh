@@ -37,8 +37,17 @@ plumb="${PLUMB:-${CARGO_TARGET_DIR:-target}/release/plumb}"
 table() {
   python3 - "$@" <<'PY'
 import json, os, statistics, sys
-print("| run | language | tasks | resolved | plumb verified | disagree | held back, would resolve | errors | median rounds | median s/round | tokens in / out | median wall s/task |")
-print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+print("| run | language | tasks | resolved | plumb verified | disagree | held back, would resolve | errors | median rounds | median s/round | a round: new prompt / generated tokens | a round: model / command s | tokens in / out | median wall s/task |")
+print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+
+def timings(r):
+    # Kept in result.json since the round split was added; earlier results have it in the run's report.
+    if r.get("timings"):
+        return r["timings"]
+    report = os.path.join(r.get("run_dir") or "", "report.json")
+    if os.path.isfile(report):
+        return json.load(open(report)).get("timings")
+    return None
 for out in sys.argv[1:]:
     results = []
     for task in sorted(os.listdir(out)):
@@ -58,9 +67,16 @@ for out in sys.argv[1:]:
         rounds = [r["rounds"] for r in done]
         per_round = [r["run_ms"] / 1000 / r["rounds"] for r in done if r["rounds"]]
         walls = [r["wall_ms"] / 1000 for r in rs]
+        rounded = [r for r in done if r["rounds"]]
+        new_prompt = [(r["usage"]["input_tokens"] - r["usage"]["cached_tokens"]) / r["rounds"] for r in rounded]
+        generated = [r["usage"]["output_tokens"] / r["rounds"] for r in rounded]
+        timed = [(r, timings(r)) for r in rounded]
+        model_s = [t["model_ms"] / 1000 / r["rounds"] for r, t in timed if t]
+        command_s = [t["commands_ms"] / 1000 / r["rounds"] for r, t in timed if t]
+        med0 = lambda xs: f"{statistics.median(xs):.0f}" if xs else "–"
         tin = sum(r["usage"]["input_tokens"] for r in rs)
         tout = sum(r["usage"]["output_tokens"] for r in rs)
-        print(f"| {os.path.basename(out.rstrip('/'))} | {lang} | {len(rs)} | {resolved} | {verified} | {disagree} | {held_back} | {errors} | {med(rounds)} | {med(per_round)} | {tin:,} / {tout:,} | {med(walls)} |")
+        print(f"| {os.path.basename(out.rstrip('/'))} | {lang} | {len(rs)} | {resolved} | {verified} | {disagree} | {held_back} | {errors} | {med(rounds)} | {med(per_round)} | {med0(new_prompt)} / {med0(generated)} | {med(model_s)} / {med(command_s)} | {tin:,} / {tout:,} | {med(walls)} |")
 PY
 }
 

@@ -1,91 +1,140 @@
-//! The baseline: the project's tests on the untouched copy, run once before the first round (a
-//! suite that does not run there is bad input), tests that fail and then pass found flaky, and
-//! the one way every test command of the run is started and timed ([`Run::run_counted`]).
+//! The baseline: how the project's tests came out on the untouched copy, run once before the
+//! first round, and the tests that failed there and then passed when run again (flaky, counted
+//! neither for nor against a change). Every later verdict — the helpers' after a write, the
+//! ladder's at `done` — is read against it.
 
-use std::path::Path;
+use std::collections::BTreeSet;
 
-use plumb_protocol::Event;
-use plumb_tools::{TestRun, ToolError, run_test_command, sandbox_limits};
-use plumb_verify::TestOutcome;
+use plumb_protocol::TestCounts;
+use plumb_tools::TestRun;
+use plumb_verify::{TestOutcome, TestResults};
 
-use crate::RunError;
-use crate::run::Run;
+/// The baseline run's counts and per-test outcomes.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Baseline {
+    pub counts: TestCounts,
+    /// Per-test outcomes, when the runner reports them.
+    pub results: Option<TestResults>,
+    /// Tests that failed at baseline and passed when run again.
+    pub flaky: BTreeSet<String>,
+}
 
-impl Run {
-    /// Runs the test command (narrowed to `tests` when given) in `workdir` in the sandbox, and
-    /// counts its time as command time. The baseline and every ladder step come through here.
-    pub(crate) async fn run_counted(
-        &mut self,
-        workdir: &Path,
-        tests: &[String],
-    ) -> Result<TestRun, ToolError> {
-        let run = run_test_command(
-            self.spec.sandbox.as_ref(),
-            workdir,
-            &self.test_command,
-            tests,
-            sandbox_limits(&self.spec.config),
-            &self.spec.cancel,
-        )
-        .await?;
-        self.timings.commands_ms += run.duration.as_millis() as u64;
-        Ok(run)
+fn is_failure(outcome: &TestOutcome) -> bool {
+    matches!(outcome, TestOutcome::Failed | TestOutcome::Error)
+}
+
+impl Baseline {
+    /// The tests that failed or errored at baseline, flaky ones left out.
+    pub(crate) fn failing(&self) -> Vec<String> {
+        self.results
+            .iter()
+            .flat_map(|results| results.tests.iter())
+            .filter(|(id, outcome)| is_failure(outcome) && !self.flaky.contains(*id))
+            .map(|(id, _)| id.clone())
+            .collect()
     }
 
-    pub(crate) async fn run_baseline_tests(&mut self) -> Result<(), RunError> {
-        let root = self.workspace.root().to_path_buf();
-        let run = self
-            .run_counted(&root, &[])
-            .await
-            .map_err(|err| match err {
-                ToolError::Infra(text) => RunError::Infra(text),
-                ToolError::RespondToModel(text) => RunError::BadInput(text),
-            })?;
-        self.emit(Event::BaselineTests {
-            counts: run.counts.unwrap_or_default(),
-            exit_code: run.exit_code,
-            duration_ms: run.duration.as_millis() as u64,
-        })
-        .await;
-        match run.counts {
-            Some(counts) if !run.timed_out && counts.total() > 0 => {
-                self.baseline = counts;
-                self.baseline_results = run.results;
-                self.find_flaky().await
-            }
-            _ => Err(RunError::BadInput(format!(
-                "the test command did not run on the untouched repository: {}. Fix the project's test setup or pass --test-cmd with a command that runs its tests",
-                run.headline()
-            ))),
-        }
+    /// The tests that failed or errored at baseline, flaky ones included (to run them again).
+    pub(crate) fn failing_with_flaky(&self) -> Vec<String> {
+        self.results
+            .iter()
+            .flat_map(|results| results.tests.iter())
+            .filter(|(_, outcome)| is_failure(outcome))
+            .map(|(id, _)| id.clone())
+            .collect()
     }
 
-    /// Runs the tests that failed at baseline once more; those that pass now are flaky and count
-    /// neither for nor against the fix.
-    pub(crate) async fn find_flaky(&mut self) -> Result<(), RunError> {
-        let Some(results) = &self.baseline_results else {
-            return Ok(());
+    /// The tests that passed at baseline, ran in `run` and did not pass.
+    pub(crate) fn broken_by(&self, run: &TestRun) -> Vec<String> {
+        let (Some(before), Some(after)) = (&self.results, &run.results) else {
+            return Vec::new();
         };
-        let failing: Vec<String> = results
+        before
             .tests
             .iter()
-            .filter(|(_, o)| matches!(o, TestOutcome::Failed | TestOutcome::Error))
+            .filter(|(id, outcome)| {
+                **outcome == TestOutcome::Passed
+                    && after
+                        .tests
+                        .get(*id)
+                        .is_some_and(|now| *now != TestOutcome::Passed)
+            })
             .map(|(id, _)| id.clone())
-            .collect();
-        if failing.is_empty() {
-            return Ok(());
+            .collect()
+    }
+
+    /// The tests that failed at baseline (flaky ones left out) and passed in `run`.
+    pub(crate) fn fixed_by(&self, run: &TestRun) -> Vec<String> {
+        let Some(after) = &run.results else {
+            return Vec::new();
+        };
+        self.failing()
+            .into_iter()
+            .filter(|id| after.tests.get(id) == Some(&TestOutcome::Passed))
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+    use std::time::Duration;
+
+    use pretty_assertions::assert_eq;
+
+    use super::*;
+
+    fn results(ids: &[(&str, TestOutcome)]) -> TestResults {
+        TestResults {
+            tests: ids
+                .iter()
+                .map(|(id, outcome)| (id.to_string(), *outcome))
+                .collect::<BTreeMap<_, _>>(),
+            ..TestResults::default()
         }
-        let root = self.workspace.root().to_path_buf();
-        let again = self
-            .run_tests_in(&root, &failing)
-            .await
-            .map_err(|ending| RunError::Infra(ending.reason))?;
-        if let Some(again) = again.results {
-            self.flaky = failing
-                .into_iter()
-                .filter(|id| again.tests.get(id) == Some(&TestOutcome::Passed))
-                .collect();
+    }
+
+    fn run(ids: &[(&str, TestOutcome)]) -> TestRun {
+        TestRun {
+            argv: Vec::new(),
+            counts: None,
+            results: Some(results(ids)),
+            exit_code: Some(1),
+            timed_out: false,
+            cancelled: false,
+            duration: Duration::ZERO,
+            excerpt: String::new(),
+            limits_hit: Vec::new(),
+            note: None,
         }
-        Ok(())
+    }
+
+    #[test]
+    fn a_run_is_read_against_the_baseline_test_by_test() {
+        use TestOutcome::{Error, Failed, Passed};
+        let baseline = Baseline {
+            counts: TestCounts::default(),
+            results: Some(results(&[
+                ("a", Passed),
+                ("b", Failed),
+                ("c", Error),
+                ("d", Failed),
+                ("e", Passed),
+            ])),
+            flaky: ["d".to_string()].into_iter().collect(),
+        };
+        let after = run(&[("a", Failed), ("b", Passed), ("c", Failed), ("d", Passed)]);
+        assert_eq!(
+            (
+                baseline.failing(),
+                baseline.broken_by(&after),
+                baseline.fixed_by(&after)
+            ),
+            (
+                vec!["b".to_string(), "c".to_string()],
+                vec!["a".to_string()],
+                vec!["b".to_string()]
+            )
+        );
     }
 }

@@ -114,6 +114,8 @@ impl EntryWriter {
                 cap_text(&mut message);
                 Event::Warning { message }
             }
+            // plumb's own words, a few short lines.
+            Event::Helpers { helpers } => Event::Helpers { helpers },
             Event::Setup {
                 argv,
                 network,
@@ -257,6 +259,7 @@ pub fn journal_requests(lines: &[JournalLine]) -> Result<Vec<JournalRequest>, St
             }
             Event::RunStarted { .. }
             | Event::Warning { .. }
+            | Event::Helpers { .. }
             | Event::Setup { .. }
             | Event::BaselineTests { .. }
             | Event::CandidateTried { .. }

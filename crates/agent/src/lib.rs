@@ -3,42 +3,35 @@
 //! answers `done` with the harness's own checks, and ends with a [`FinalReport`]. Every front end
 //! (the CLI, later the server and the eval runner) drives this same `Run` and reads its events.
 //!
-//! Phases, one method each: `prepare` (workspace, journal, setup phase, baseline tests, first context),
-//! `round` (one model request and its tool calls), `answer_done` (the checks), `finish` (patch or
-//! rollback, report, journal closed).
+//! The map, top to bottom (dependencies point down only):
+//!
+//! - `run/`: the loop — `prepare`, `round`, `call`, `done`, `limits`, `finish` — and the narrow
+//!   handle it gives the helpers (`run/handle.rs`);
+//! - `helpers/`: the small-model helpers, each a [`policy::Policy`], chosen per run by
+//!   `helpers::select`; the loop never names one;
+//! - `ladder/`: the check ladder `done` runs;
+//! - `policy.rs` (the seam), `facts.rs` (what helpers are chosen by), `tester.rs` (the one way a
+//!   test command runs), `baseline.rs`, `emitter.rs`, `ending.rs`, the journal.
 
 // Unit tests read their own fixtures; the library itself reads workspace files only through
 // plumb_workspace::Tree (clippy.toml's disallowed-methods, checked on the non-test build).
 #![cfg_attr(test, allow(clippy::disallowed_methods))]
 
 mod baseline;
-mod candidates;
-mod done;
-mod figure_inputs;
-mod figures;
-mod finish;
-mod head;
-mod inline_tests;
+mod emitter;
+mod ending;
+mod facts;
+#[cfg(test)]
+mod fake_run;
+mod helpers;
 mod journal;
 mod journal_entry;
-mod judged;
-mod lint_check;
-mod phase_check;
-mod phases;
-mod prepare;
+mod ladder;
+mod policy;
 mod replay;
-mod reply;
 mod run;
-mod setup;
 mod setup_cache;
-mod static_checks;
-mod stuck;
-mod suite;
-mod test_checks;
-mod trace;
-mod unbound;
-mod undefined;
-mod whole_suite;
+mod tester;
 
 use std::path::PathBuf;
 
@@ -112,7 +105,9 @@ impl RunError {
 
 /// Runs a task from start to finish.
 pub async fn run(spec: RunSpec) -> Result<FinalReport, RunError> {
-    let run = Run::prepare(spec).await?;
+    let mut run = Run::prepare(spec).await?;
+    let helpers::Selection { policies, states } = helpers::select(&run.facts());
+    run.set_helpers(policies, states).await;
     Ok(run.execute().await)
 }
 

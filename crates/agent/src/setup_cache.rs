@@ -9,13 +9,10 @@
 
 use std::path::{Path, PathBuf};
 
-use plumb_protocol::Event;
-use plumb_workspace::{CommitId, RestoreMode, Stamps, Tree, WorkspaceError, sha256_hex};
-
-use crate::run::Run;
+use plumb_workspace::{Tree, sha256_hex};
 
 /// The snapshot of a run without a setup cache, in its run folder.
-const RUN_SNAPSHOT_DIR: &str = "setup-snapshot";
+pub(crate) const RUN_SNAPSHOT_DIR: &str = "setup-snapshot";
 
 /// Where snapshots are kept and what they are shared by.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -66,7 +63,7 @@ pub fn setup_snapshot_dir(cache: &SetupCache, command: &str, root: &Path) -> Opt
 }
 
 /// The snapshot folder for `command` on the tree `tree`.
-fn snapshot_dir(cache: &SetupCache, command: &str, tree: &Tree) -> PathBuf {
+pub(crate) fn snapshot_dir(cache: &SetupCache, command: &str, tree: &Tree) -> PathBuf {
     let mut material = format!("plumb setup cache v1\0{}\0{command}\0", cache.scope);
     let mut folders = vec![String::new()];
     if let Ok(entries) = std::fs::read_dir(tree.root()) {
@@ -90,99 +87,4 @@ fn snapshot_dir(cache: &SetupCache, command: &str, tree: &Tree) -> PathBuf {
     }
     let key = sha256_hex(material.as_bytes());
     cache.dir.join(key.get(..32).unwrap_or(&key))
-}
-
-impl Run {
-    /// Where this run's setup snapshot goes: the setup cache's folder for this key, else the run's.
-    fn snapshot_location(&self, command: &str) -> PathBuf {
-        match &self.spec.setup_cache {
-            Some(cache) => snapshot_dir(cache, command, &self.workspace.tree()),
-            None => self.spec.run_dir.join(RUN_SNAPSHOT_DIR),
-        }
-    }
-
-    /// With a setup cache holding a snapshot for this command and these manifests: the snapshot
-    /// restored into the workspace instead of running the command. `false` when there is none or
-    /// it could not be restored (then the command runs).
-    pub(crate) async fn restore_setup(&mut self, command: &str) -> bool {
-        if self.spec.setup_cache.is_none() {
-            return false;
-        }
-        let dir = self.snapshot_location(command);
-        if !plumb_workspace::has_snapshot(&dir) {
-            return false;
-        }
-        let started = std::time::Instant::now();
-        match plumb_workspace::restore_changes(&dir, self.workspace.root(), RestoreMode::Overwrite)
-        {
-            Ok(restored) => {
-                let output = format!(
-                    "restored from the setup cache {}: {} entries ({} with the workspace's path moved)",
-                    dir.display(),
-                    restored.entries,
-                    restored.relocated
-                );
-                self.setup_snapshot = Some(dir);
-                self.emit(Event::Setup {
-                    argv: vec![command.to_owned()],
-                    network: false,
-                    exit_code: Some(0),
-                    duration_ms: started.elapsed().as_millis() as u64,
-                    output,
-                })
-                .await;
-                true
-            }
-            Err(err) => {
-                let message = format!(
-                    "the setup cache {} could not be restored ({err}); running the setup command",
-                    dir.display()
-                );
-                self.emit(Event::Warning { message }).await;
-                false
-            }
-        }
-    }
-
-    /// Saves what the setup changed since `before`.
-    pub(crate) async fn save_setup(&mut self, command: &str, before: &Stamps) {
-        let dir = self.snapshot_location(command);
-        let saved = dir
-            .parent()
-            .map_or(Ok(()), std::fs::create_dir_all)
-            .and_then(|()| plumb_workspace::save_changes(self.workspace.root(), before, &dir));
-        match saved {
-            Ok(_) => self.setup_snapshot = Some(dir),
-            Err(err) => {
-                let message = format!(
-                    "what the setup made could not be kept in {} ({err}); check trees will lack what git does not track",
-                    dir.display()
-                );
-                self.emit(Event::Warning { message }).await;
-            }
-        }
-    }
-
-    /// Writes the tree of `commit` into `dest` for a check, with the setup's untracked output.
-    pub(crate) fn materialize_check_tree(
-        &self,
-        commit: &CommitId,
-        dest: &Path,
-    ) -> Result<(), String> {
-        self.workspace
-            .materialize(commit, dest)
-            .map_err(|err: WorkspaceError| err.to_string())?;
-        if let Some(snapshot) = &self.setup_snapshot {
-            let dest = dest.canonicalize().unwrap_or_else(|_| dest.to_path_buf());
-            plumb_workspace::restore_changes(snapshot, &dest, RestoreMode::MissingOnly).map_err(
-                |err| {
-                    format!(
-                        "could not put the setup's output into the check tree {}: {err}",
-                        dest.display()
-                    )
-                },
-            )?;
-        }
-        Ok(())
-    }
 }

@@ -58,6 +58,12 @@ pub(crate) struct FixArgs {
     /// The project's test command (split like a shell would, never run by one).
     #[arg(long, value_name = "CMD")]
     pub test_cmd: Option<String>,
+    /// A test that fails now and must pass with the fix, in the test runner's own id form
+    /// (repeat for more): the tests that show the bug (SWE-bench's FAIL_TO_PASS). The guided
+    /// phases run a fix against them, and the ladder's reproduce step checks them instead of
+    /// asking for a new test.
+    #[arg(long = "fail-to-pass", value_name = "TEST")]
+    pub fail_to_pass: Vec<String>,
     /// Round limit (default 30, at most 100).
     #[arg(long, value_name = "N")]
     pub max_rounds: Option<u32>,

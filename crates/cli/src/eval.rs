@@ -77,6 +77,14 @@ async fn run_set(args: EvalRunArgs, overrides: &[String]) -> Result<i32, Failure
         .out
         .clone()
         .unwrap_or_else(|| default_out(&tasks_file, &model));
+    // Git runs in the task folders with index and tree paths under `out`: a relative `--out`
+    // would name a different place from there.
+    let out = std::path::absolute(&out).map_err(|err| {
+        Failure::bad_input(format!(
+            "--out {}: {err}; name another folder",
+            out.display()
+        ))
+    })?;
     let engine = Arc::new(CliEngine {
         overrides: overrides.to_vec(),
         flags,

@@ -24,6 +24,11 @@ pub(crate) async fn run(args: FixArgs, overrides: &[String]) -> Result<i32, Fail
         .map(plumb_verify::parse_command)
         .transpose()
         .map_err(|err| Failure::bad_input(format!("--test-cmd: {err}")))?;
+    plumb_verify::check_test_ids(&args.fail_to_pass).map_err(|err| {
+        Failure::bad_input(format!(
+            "--fail-to-pass: {err}; give each test in the runner's own id form, e.g. tests/test_x.py::test_y"
+        ))
+    })?;
     let task = launch::Task {
         repo_label: repo.display().to_string(),
         repo,
@@ -32,6 +37,7 @@ pub(crate) async fn run(args: FixArgs, overrides: &[String]) -> Result<i32, Fail
         test_command,
         journal_path: args.journal.clone(),
         expect_base_tree: None,
+        fail_to_pass: args.fail_to_pass.clone(),
     };
     let report = launch::run(task, loaded.config, loaded.provenance).await?;
     let unwritten = match &args.out {

@@ -22,6 +22,8 @@ pub(crate) struct Task {
     pub test_command: Option<TestCommand>,
     pub journal_path: Option<PathBuf>,
     pub expect_base_tree: Option<String>,
+    /// The tests that show the bug, when the task names them.
+    pub fail_to_pass: Vec<String>,
 }
 
 /// Runs `task` under `config` (whose settings came from where `settings` says) with live
@@ -62,7 +64,7 @@ pub(crate) async fn run(
         cancel,
         observer: Some(observer),
         expect_base_tree: task.expect_base_tree,
-        fail_to_pass: Vec::new(),
+        fail_to_pass: task.fail_to_pass,
         setup_cache: None,
         settings,
     };

@@ -55,6 +55,7 @@ fn gather(overrides: &[String]) -> Result<Listing, Failure> {
                 spec: spec.clone(),
                 context_window: 0,
                 price: None,
+                profile: catalog::profile(spec),
             }));
         }
     }

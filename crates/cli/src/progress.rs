@@ -70,6 +70,14 @@ fn render(event: &Event) -> Option<String> {
             meta.sandbox.as_str()
         )),
         Event::Warning { message } => Some(format!("plumb: WARNING: {message}")),
+        Event::Helpers { helpers } => {
+            let on: Vec<&str> = helpers
+                .iter()
+                .filter(|h| h.on)
+                .map(|h| h.name.as_str())
+                .collect();
+            (!on.is_empty()).then(|| format!("plumb: small-model helpers on: {}", on.join(", ")))
+        }
         Event::Setup {
             argv,
             network,

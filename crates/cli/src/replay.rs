@@ -20,7 +20,9 @@ pub(crate) async fn run(args: ReplayArgs, overrides: &[String]) -> Result<i32, F
     }
     let mut config = plan.config.clone();
     // The run's model decided which helpers were on; the replay's model is a script.
-    config.helpers = config.helpers.pinned(plan.meta.model.starts_with("local"));
+    config.helpers = config
+        .helpers
+        .pinned(plumb_model::catalog::profile(&plan.meta.model));
     let mut runs_dir_source = None;
     if !overrides.is_empty() {
         // Overrides apply on top of the recorded settings, e.g. to move runs_dir.
@@ -60,6 +62,7 @@ pub(crate) async fn run(args: ReplayArgs, overrides: &[String]) -> Result<i32, F
         test_command: Some(test_command),
         journal_path: None,
         expect_base_tree: Some(plan.meta.base_tree.clone()),
+        fail_to_pass: plan.meta.fail_to_pass.clone(),
     };
     let report = launch::run(task, config, settings).await?;
     print_report(&report, args.json);

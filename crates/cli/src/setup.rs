@@ -77,9 +77,11 @@ pub(crate) fn connect_options(config: &Config, spec: &ModelSpec) -> ConnectOptio
     };
     let service = &config.model_service;
     let local = &config.local;
-    let helpers = config
-        .helpers
-        .for_model(matches!(spec, ModelSpec::Local(_)));
+    let profile = match spec {
+        ModelSpec::Local(_) => plumb_protocol::ModelProfile::Small,
+        _ => plumb_protocol::ModelProfile::Capable,
+    };
+    let helpers = config.helpers.for_profile(profile);
     ConnectOptions {
         openai: endpoint(&config.providers.openai),
         anthropic: endpoint(&config.providers.anthropic),

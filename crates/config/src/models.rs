@@ -3,6 +3,7 @@
 
 use std::collections::BTreeMap;
 
+use plumb_protocol::ModelProfile;
 use serde::{Deserialize, Serialize};
 
 /// One hosted provider's address and the environment variable that holds its key. The key itself
@@ -111,34 +112,52 @@ impl Default for Local {
     }
 }
 
-/// Help for small models. Each is on for the embedded model and off for hosted ones unless set.
+/// Help for small models. Each follows the model's profile unless set: on for a small model
+/// (the embedded one, or any model with `profile = "small"`), off for a capable one. A helper that
+/// is on still steps aside on a task it cannot help (the run's journal and report say which did
+/// and why; `docs/helpers.md` says what each does).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct Helpers {
+    /// The model's profile, when the catalog does not know it: `small` turns the helpers' defaults
+    /// on for a small model served by Ollama or another server.
+    pub profile: Option<ModelProfile>,
     /// A free-text `thought` before each tool call.
     pub thought: Option<bool>,
     /// The code the ticket is most likely about, shown in the first message.
     pub code_up_front: Option<bool>,
     /// When `old_text` does not match, the file's current text is shown with the error.
     pub show_file_on_failed_edit: Option<bool>,
-    /// Guided phases: the fix first (test edits refused; the project's tests run after each code
-    /// edit, which is undone when it breaks them), then a test run with the fix and on the
-    /// original code (with the figure search); the next step is named in every request.
+    /// Guided phases: the step the work is at (the fix, a test that shows it, `done`) named in
+    /// every request, the project's tests run after each write, and a code edit that breaks
+    /// tests which passed undone.
     pub phases: Option<bool>,
     /// Replies tried per fixing round (guided phases only): plumb samples more replies to the
     /// same request, tries each one's fix on the workspace and keeps the one that does what
-    /// the phase needs (see `candidates.rs` in plumb-agent), up to this many. 1 turns it off.
-    /// Only the embedded model (and a script with alternatives) can be sampled again.
+    /// the phase needs (see `helpers/candidates.rs` in plumb-agent), up to this many. 1 turns it
+    /// off. Only the embedded model (and a script with alternatives) can be sampled again.
     pub candidates: Option<u32>,
+    /// The figure search and the fix probe (guided phases, pytest, a ticket that gives figures):
+    /// the model's test tried with the ticket's figures, and a fix checked against them.
+    pub figures: Option<bool>,
+    /// The figure trace (with the figure search): the line of the original code that makes the
+    /// ticket's wrong figure, named after a fix is undone.
+    pub trace: Option<bool>,
+    /// Notes on Python's `UnboundLocalError` and `NameError` when a fix is undone for one.
+    pub python_notes: Option<bool>,
+    /// Rewrites of Python text the model writes: `x = x(...)` renamed, test parameters that are
+    /// the file's helpers taken out, loose lines appended to a test refused.
+    pub python_rewrites: Option<bool>,
 }
 
-/// Replies tried per fixing round for the embedded model, and the most any setting gives. Only
-/// fixes are sampled, and sampling stops at the first the fix probe confirms, so a right first
-/// fix costs nothing more (measured in the closing note of issue 5, `scripts/bench_local.py`).
+/// Replies tried per fixing round for a small model, and the most any setting gives. Only
+/// fixes are sampled, and sampling stops at the first that does what is needed, so a right first
+/// fix costs nothing more.
 pub const LOCAL_CANDIDATES: u32 = 4;
 pub const MAX_CANDIDATES: u32 = 8;
 
-/// The helpers as they apply to one run.
+/// The helpers the tools and the prompt read, as they apply to one run (the loop's helpers are
+/// chosen apart, per task, in plumb-agent's `helpers/`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct HelpersInEffect {
     pub thought: bool,
@@ -146,34 +165,48 @@ pub struct HelpersInEffect {
     pub show_file_on_failed_edit: bool,
     pub phases: bool,
     pub candidates: u32,
+    pub python_rewrites: bool,
 }
 
 impl Helpers {
-    /// The helpers as a run with `local` had them, every one set, for a replay: its model is a
-    /// script, which would otherwise get the hosted defaults. Candidates are off: the journal
-    /// holds only the replies the run went on with.
-    pub fn pinned(&self, local: bool) -> Helpers {
-        let effect = self.for_model(local);
+    /// The profile in effect: the setting, else what the model's catalog entry says.
+    pub fn profile_for(&self, model: ModelProfile) -> ModelProfile {
+        self.profile.unwrap_or(model)
+    }
+
+    /// The helpers as a run had them, every one set, for a replay: its model is a script, which
+    /// would otherwise get the capable defaults. Candidates are off: the journal holds only the
+    /// replies the run went on with.
+    pub fn pinned(&self, model: ModelProfile) -> Helpers {
+        let small = self.profile_for(model) == ModelProfile::Small;
+        let effect = self.for_profile(model);
         Helpers {
+            profile: Some(self.profile_for(model)),
             thought: Some(effect.thought),
             code_up_front: Some(effect.code_up_front),
             show_file_on_failed_edit: Some(effect.show_file_on_failed_edit),
             phases: Some(effect.phases),
             candidates: Some(1),
+            figures: Some(self.figures.unwrap_or(small)),
+            trace: Some(self.trace.unwrap_or(small)),
+            python_notes: Some(self.python_notes.unwrap_or(small)),
+            python_rewrites: Some(effect.python_rewrites),
         }
     }
 
-    /// Resolves the helpers for a model: unset ones follow whether the model is the embedded one.
-    pub fn for_model(&self, local: bool) -> HelpersInEffect {
+    /// Resolves the helpers for a model of `profile`: unset ones follow whether it is small.
+    pub fn for_profile(&self, model: ModelProfile) -> HelpersInEffect {
+        let small = self.profile_for(model) == ModelProfile::Small;
         HelpersInEffect {
-            thought: self.thought.unwrap_or(local),
-            code_up_front: self.code_up_front.unwrap_or(local),
-            show_file_on_failed_edit: self.show_file_on_failed_edit.unwrap_or(local),
-            phases: self.phases.unwrap_or(local),
+            thought: self.thought.unwrap_or(small),
+            code_up_front: self.code_up_front.unwrap_or(small),
+            show_file_on_failed_edit: self.show_file_on_failed_edit.unwrap_or(small),
+            phases: self.phases.unwrap_or(small),
             candidates: self
                 .candidates
-                .unwrap_or(if local { LOCAL_CANDIDATES } else { 1 })
+                .unwrap_or(if small { LOCAL_CANDIDATES } else { 1 })
                 .clamp(1, MAX_CANDIDATES),
+            python_rewrites: self.python_rewrites.unwrap_or(small),
         }
     }
 }
@@ -184,13 +217,16 @@ mod tests {
 
     use super::*;
 
+    const SMALL: ModelProfile = ModelProfile::Small;
+    const CAPABLE: ModelProfile = ModelProfile::Capable;
+
     #[test]
-    fn candidates_follow_the_model_and_stay_in_bounds() {
+    fn candidates_follow_the_profile_and_stay_in_bounds() {
         let unset = Helpers::default();
         assert_eq!(
             (
-                unset.for_model(true).candidates,
-                unset.for_model(false).candidates
+                unset.for_profile(SMALL).candidates,
+                unset.for_profile(CAPABLE).candidates
             ),
             (LOCAL_CANDIDATES, 1)
         );
@@ -198,28 +234,45 @@ mod tests {
             candidates: Some(50),
             ..Helpers::default()
         };
-        assert_eq!(many.for_model(false).candidates, MAX_CANDIDATES);
+        assert_eq!(many.for_profile(CAPABLE).candidates, MAX_CANDIDATES);
         let none = Helpers {
             candidates: Some(0),
             ..Helpers::default()
         };
-        assert_eq!(none.for_model(true).candidates, 1);
+        assert_eq!(none.for_profile(SMALL).candidates, 1);
+    }
+
+    #[test]
+    fn a_small_profile_set_in_the_settings_turns_a_capable_models_helpers_on() {
+        let small = Helpers {
+            profile: Some(SMALL),
+            ..Helpers::default()
+        };
+        let effect = small.for_profile(CAPABLE);
+        assert!(effect.phases && effect.thought && effect.python_rewrites);
+        assert_eq!(effect.candidates, LOCAL_CANDIDATES);
+        assert!(!Helpers::default().for_profile(CAPABLE).python_rewrites);
     }
 
     #[test]
     fn a_replay_pins_the_helpers_of_the_run_and_turns_candidates_off() {
-        let pinned = Helpers::default().pinned(true);
+        let pinned = Helpers::default().pinned(SMALL);
         assert_eq!(
             pinned,
             Helpers {
+                profile: Some(SMALL),
                 thought: Some(true),
                 code_up_front: Some(true),
                 show_file_on_failed_edit: Some(true),
                 phases: Some(true),
                 candidates: Some(1),
+                figures: Some(true),
+                trace: Some(true),
+                python_notes: Some(true),
+                python_rewrites: Some(true),
             }
         );
-        let effect = pinned.for_model(false);
+        let effect = pinned.for_profile(CAPABLE);
         assert!(effect.phases && effect.code_up_front && effect.candidates == 1);
     }
 }

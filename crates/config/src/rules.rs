@@ -147,6 +147,11 @@ pub(crate) const RULES: &[(&str, Rule)] = &[
     ("helpers.show_file_on_failed_edit", Rule::Allowed),
     ("helpers.phases", Rule::Allowed),
     ("helpers.candidates", Rule::Allowed),
+    ("helpers.profile", Rule::Allowed),
+    ("helpers.figures", Rule::Allowed),
+    ("helpers.trace", Rule::Allowed),
+    ("helpers.python_notes", Rule::Allowed),
+    ("helpers.python_rewrites", Rule::Allowed),
 ];
 
 /// The reason for a key no rule names (none today; the table test keeps it so).

@@ -6,6 +6,8 @@
 //! decorator or attribute above it. Module-level constants are included where the language marks them (`const` in
 //! Rust and Go, an UPPER_CASE name in Python and JavaScript/TypeScript).
 
+use std::ops::Range;
+
 use tree_sitter::Node;
 
 use crate::parser;
@@ -85,12 +87,24 @@ pub struct Definition {
 
 /// The definitions of `source`, in source order. A file with syntax errors yields what tree-sitter recovered.
 pub fn definitions(lang: Language, source: &str) -> Vec<Definition> {
-    let Some(tree) = parser::parse(lang, source) else {
-        return Vec::new();
-    };
+    collect(lang, source).defs
+}
+
+/// The definitions of `source` with the bytes each one spans: from its keyword (a decorator or
+/// attribute above it is not part of it) to the end of its body.
+pub fn definition_spans(lang: Language, source: &str) -> Vec<(Definition, Range<usize>)> {
+    let out = collect(lang, source);
+    out.defs.into_iter().zip(out.spans).collect()
+}
+
+fn collect(lang: Language, source: &str) -> Collector<'_> {
     let mut out = Collector {
         source,
         defs: Vec::new(),
+        spans: Vec::new(),
+    };
+    let Some(tree) = parser::parse(lang, source) else {
+        return out;
     };
     let root = tree.root_node();
     match lang {
@@ -100,12 +114,14 @@ pub fn definitions(lang: Language, source: &str) -> Vec<Definition> {
         Language::Go => go_file(&mut out, root),
         Language::Java => java_block(&mut out, root, 0),
     }
-    out.defs
+    out
 }
 
 struct Collector<'s> {
     source: &'s str,
     defs: Vec<Definition>,
+    /// The bytes of each definition in `defs`.
+    spans: Vec<Range<usize>>,
 }
 
 impl Collector<'_> {
@@ -137,6 +153,7 @@ impl Collector<'_> {
             line: node.start_position().row + 1,
             depth,
         });
+        self.spans.push(node.byte_range());
     }
 }
 

@@ -98,6 +98,8 @@ pub enum Turn {
         call_id: String,
         text: String,
         one_line: String,
+        /// The call was refused, failed, or its write was undone.
+        failed: bool,
     },
     /// A note from the harness (a failed check at `done`, a reply without a tool call).
     Note(String),
@@ -134,6 +136,7 @@ pub fn build_messages(head: &[Message], turns: &[Turn], keep_full: usize) -> Vec
                 call_id,
                 text,
                 one_line,
+                failed,
             } => {
                 let shown = if seen < shrink_before {
                     format!("[older result, shortened] {one_line}")
@@ -141,7 +144,11 @@ pub fn build_messages(head: &[Message], turns: &[Turn], keep_full: usize) -> Vec
                     text.clone()
                 };
                 seen += 1;
-                messages.push(Message::tool(call_id.clone(), shown));
+                messages.push(if *failed {
+                    Message::tool_error(call_id.clone(), shown)
+                } else {
+                    Message::tool(call_id.clone(), shown)
+                });
             }
             Turn::Note(text) => messages.push(Message::user(format!("[plumb] {text}"))),
         }
@@ -161,6 +168,7 @@ mod tests {
             call_id: format!("c{n}"),
             text: format!("full {n}"),
             one_line: format!("line {n}"),
+            failed: false,
         }
     }
 

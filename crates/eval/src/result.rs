@@ -2,7 +2,7 @@
 //! writes it last (so a folder without it is an attempt that did not finish, and is run again),
 //! and the report reads nothing else.
 
-use plumb_protocol::{Outcome, Usage};
+use plumb_protocol::{Outcome, Timings, Usage};
 use serde::{Deserialize, Serialize};
 
 /// Schema version of `result.json`.
@@ -37,6 +37,10 @@ pub struct AttemptResult {
     pub unverified_score: Option<Score>,
     pub rounds: u32,
     pub usage: Usage,
+    /// Where the run's time went (model, tools, sandboxed commands, checks), from its report;
+    /// absent in results written before it was kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timings: Option<Timings>,
     /// Wall time of the whole attempt (environment, run and scoring), and its parts.
     pub wall_ms: u64,
     pub run_ms: u64,

@@ -7,6 +7,7 @@
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
+use plumb_protocol::ModelProfile;
 use serde::Serialize;
 
 use crate::ModelError;
@@ -21,6 +22,8 @@ pub struct ModelInfo {
     pub context_window: u32,
     /// USD per million tokens; `None` when plumb does not know the price (ollama, custom servers).
     pub price: Option<Price>,
+    /// Small models get the small-model helpers by default.
+    pub profile: ModelProfile,
 }
 
 /// One row of the hosted table.
@@ -91,8 +94,16 @@ impl Hosted {
             spec: self.spec.to_string(),
             context_window: self.context_window,
             price: Some(self.price),
+            profile: ModelProfile::Capable,
         }
     }
+}
+
+/// The profile the catalog gives `spec`: the embedded models are small; hosted models, and
+/// models the catalog does not know, are taken as capable (`helpers.profile` in plumb.toml says
+/// otherwise for a small model a user serves).
+pub fn profile(spec: &str) -> ModelProfile {
+    lookup(spec).map(|info| info.profile).unwrap_or_default()
 }
 
 /// What the built-in tables say about `spec`. Hosted models match exactly, or as a dated snapshot
@@ -108,6 +119,7 @@ pub fn lookup(spec: &str) -> Option<ModelInfo> {
             spec: format!("local:{}", model.name),
             context_window: model.context_window,
             price: Some(Price::default()),
+            profile: ModelProfile::Small,
         });
     }
     if let Some(row) = HOSTED.iter().find(|row| row.spec == spec) {

@@ -118,6 +118,18 @@ pub trait ModelClient: Send + Sync {
         None
     }
 
+    /// The model's profile as the catalog says (`local` is small), which switches the small-model
+    /// helpers' defaults.
+    fn profile(&self) -> plumb_protocol::ModelProfile {
+        catalog::profile(&self.name())
+    }
+
+    /// True when [`ModelClient::sample_again`] can give other replies (the embedded model, a
+    /// script with alternatives).
+    fn can_sample(&self) -> bool {
+        false
+    }
+
     /// Starts preparing for requests that begin like `request` (the fixed system turn), in the
     /// background, and returns at once. The embedded model evaluates that prefix into its cache;
     /// hosted providers need nothing.

@@ -198,6 +198,10 @@ impl ModelClient for ScriptModel {
         })
     }
 
+    fn can_sample(&self) -> bool {
+        self.turns.iter().any(|turn| !turn.alternatives.is_empty())
+    }
+
     async fn sample_again(
         &self,
         _request: &ModelRequest,

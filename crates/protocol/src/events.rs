@@ -27,6 +27,10 @@ pub struct RunMeta {
     pub sandbox: SandboxKind,
     /// The effective configuration, as TOML text.
     pub config: String,
+    /// The tests the task named as failing before the fix and passing after it (`plumb fix
+    /// --fail-to-pass`, SWE-bench's FAIL_TO_PASS).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub fail_to_pass: Vec<String>,
 }
 
 /// Something that happened in a run.
@@ -39,6 +43,10 @@ pub enum Event {
     /// A loud note: commands run without a sandbox, a repository setting was ignored.
     Warning {
         message: String,
+    },
+    /// Which small-model helpers are on for this run and why, and why the others are not.
+    Helpers {
+        helpers: Vec<crate::HelperState>,
     },
     /// The setup phase ran (before the agent, with the network only if the settings allow it).
     Setup {

@@ -3,12 +3,14 @@
 //! bottom of the dependency graph and never import anything of plumb's.
 
 mod events;
+mod helpers;
 mod messages;
 mod numbers;
 mod report;
 mod settings;
 
 pub use events::{Event, JOURNAL_VERSION, JournalLine, LoggedMessage, RunMeta};
+pub use helpers::{HelperState, ModelProfile};
 pub use messages::{Message, ModelReply, Role, ToolCall, ToolSpec, Usage};
 pub use numbers::thousands;
 pub use report::{

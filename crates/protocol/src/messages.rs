@@ -22,6 +22,10 @@ pub struct Message {
     /// For `Role::Tool`: the id of the call this message answers.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool_call_id: Option<String>,
+    /// For `Role::Tool`: the call was refused, failed, or its write was undone (Anthropic's
+    /// `is_error`; the embedded model samples again rather than repeat such a call).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub is_error: bool,
 }
 
 impl Message {
@@ -39,6 +43,7 @@ impl Message {
             content: content.into(),
             tool_calls,
             tool_call_id: None,
+            is_error: false,
         }
     }
 
@@ -48,6 +53,15 @@ impl Message {
             content: content.into(),
             tool_calls: Vec::new(),
             tool_call_id: Some(call_id.into()),
+            is_error: false,
+        }
+    }
+
+    /// The answer to a call that was refused, failed, or whose write was undone.
+    pub fn tool_error(call_id: impl Into<String>, content: impl Into<String>) -> Self {
+        Self {
+            is_error: true,
+            ..Self::tool(call_id, content)
         }
     }
 
@@ -57,6 +71,7 @@ impl Message {
             content: content.into(),
             tool_calls: Vec::new(),
             tool_call_id: None,
+            is_error: false,
         }
     }
 }

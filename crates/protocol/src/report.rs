@@ -215,4 +215,7 @@ pub struct FinalReport {
     /// Repository settings left out because they would loosen what the user's settings allow.
     #[serde(default)]
     pub ignored_settings: Vec<IgnoredSetting>,
+    /// The small-model helpers: which were on for the run and why, and why the others were not.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub helpers: Vec<crate::HelperState>,
 }

@@ -145,6 +145,7 @@ mod tests {
             attempt_ref: None,
             settings: Vec::new(),
             ignored_settings: Vec::new(),
+            helpers: Vec::new(),
         };
         let mut old = serde_json::to_value(&report).unwrap();
         let fields = old.as_object_mut().unwrap();

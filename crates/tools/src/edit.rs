@@ -11,16 +11,19 @@ use serde_json::{Value, json};
 
 use crate::blocking::off_runtime;
 use crate::read::relative;
-use crate::registry::Tool;
 use crate::reindent::{self, indentation_match};
 use crate::test_parameters::drop_helper_parameters;
+use crate::tool::Tool;
 use crate::unshadow;
 use crate::{ToolContext, ToolError, ToolOutput, args};
 
 const OUTSIDE: &str = "you can only edit files inside the project folder.";
 
 /// Resolves a path for writing and refuses protected paths.
-fn resolve_for_write(ctx: &ToolContext<'_>, path: &str) -> Result<(PathBuf, String), ToolError> {
+pub(crate) fn resolve_for_write(
+    ctx: &ToolContext<'_>,
+    path: &str,
+) -> Result<(PathBuf, String), ToolError> {
     let resolved = ctx.workspace.resolve(path).map_err(|err| match err {
         // A name that would show as something else is refused as such, not as "outside".
         ConfineError::Hidden { .. } | ConfineError::Invalid { .. } => {
@@ -102,7 +105,11 @@ impl Tool for EditFile {
     async fn call(&self, ctx: &ToolContext<'_>, value: &Value) -> Result<ToolOutput, ToolError> {
         let mut a: EditArgs = args::parse(self.name(), "path, old_text, new_text", value)?;
         let (path, rel) = resolve_for_write(ctx, &a.path)?;
-        let renamed = python_unshadow(&rel, &mut a.new_text);
+        let renamed = ctx
+            .helpers
+            .python_rewrites
+            .then(|| python_unshadow(&rel, &mut a.new_text))
+            .flatten();
         self.edit(ctx, a, path, rel)
             .await
             .map(|out| with_note(out, renamed))
@@ -131,12 +138,20 @@ impl EditFile {
                 ));
             }
             // Appending: the one edit a model can make without copying any of the file.
-            if let Some(note) = loose_test_lines(&rel, &a.new_text)
-                .or_else(|| test_outside_tests(&rel, &a.new_text))
+            // The Python guards and rewrites are the small-model helper `python_rewrites`.
+            let rewrites = ctx.helpers.python_rewrites;
+            if let Some(note) = rewrites
+                .then(|| {
+                    loose_test_lines(&rel, &a.new_text)
+                        .or_else(|| test_outside_tests(&rel, &a.new_text))
+                })
+                .flatten()
             {
                 return Err(ToolError::respond(note));
             }
-            let dropped = drop_helper_parameters(&rel, &a.new_text, &before);
+            let dropped = rewrites
+                .then(|| drop_helper_parameters(&rel, &a.new_text, &before))
+                .flatten();
             if let Some((text, _)) = &dropped {
                 a.new_text = text.clone();
             }
@@ -227,7 +242,7 @@ impl EditFile {
 
 /// In a Python file, renames `x = x(...)` variables in `text` (see [`unshadow`]); the note to
 /// put before the tool's result when it did.
-fn python_unshadow(rel: &str, text: &mut String) -> Option<String> {
+pub(crate) fn python_unshadow(rel: &str, text: &mut String) -> Option<String> {
     if !rel.ends_with(".py") {
         return None;
     }
@@ -236,7 +251,7 @@ fn python_unshadow(rel: &str, text: &mut String) -> Option<String> {
     Some(unshadow::note(&done.renamed))
 }
 
-fn with_note(mut out: ToolOutput, note: Option<String>) -> ToolOutput {
+pub(crate) fn with_note(mut out: ToolOutput, note: Option<String>) -> ToolOutput {
     if let Some(note) = note {
         out.text = format!("{note}{}", out.text);
     }
@@ -353,7 +368,7 @@ fn rename_definition(added: &str, name: &str, file: &str) -> Option<(String, Str
 pub const EDITED_LINES_HEADER: &str = "Lines around the change now read:";
 
 /// Checks the edited text parses, writes it, and shows the lines around the change.
-async fn finish_edit(
+pub(crate) async fn finish_edit(
     path: &Path,
     rel: &str,
     before: &str,
@@ -415,7 +430,11 @@ impl Tool for CreateFile {
     async fn call(&self, ctx: &ToolContext<'_>, value: &Value) -> Result<ToolOutput, ToolError> {
         let mut a: CreateArgs = args::parse(self.name(), "path, content", value)?;
         let (path, rel) = resolve_for_write(ctx, &a.path)?;
-        let renamed = python_unshadow(&rel, &mut a.content);
+        let renamed = ctx
+            .helpers
+            .python_rewrites
+            .then(|| python_unshadow(&rel, &mut a.content))
+            .flatten();
         // A file this run created (not in the baseline) may be written again whole: a model
         // redoing its own new test file loses nothing of the project's.
         let own_file = path.symlink_metadata().is_ok_and(|m| m.is_file())
@@ -471,7 +490,7 @@ impl Tool for CreateFile {
 }
 
 /// The file to edit, through the confined reader (a link, FIFO or device is refused unopened).
-async fn read_text(ctx: &ToolContext<'_>, rel: &str) -> Result<String, ToolError> {
+pub(crate) async fn read_text(ctx: &ToolContext<'_>, rel: &str) -> Result<String, ToolError> {
     let tree = ctx.workspace.tree();
     let path = rel.to_owned();
     off_runtime(move || tree.read_text(&path, crate::read::MAX_READ_BYTES))

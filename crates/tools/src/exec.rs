@@ -6,8 +6,8 @@ use plumb_sandbox::{CommandSpec, Network};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use crate::registry::Tool;
 use crate::test_run::{run_test_command, sandbox_limits};
+use crate::tool::Tool;
 use crate::{ToolContext, ToolError, ToolOutput, args};
 
 pub(crate) struct RunTests;

@@ -18,10 +18,12 @@ pub mod names;
 mod read;
 mod registry;
 mod reindent;
+mod replace;
 pub mod search;
 pub mod shorten;
 mod test_parameters;
 mod test_run;
+mod tool;
 mod unshadow;
 
 use std::time::Duration;
@@ -34,8 +36,9 @@ use tokio_util::sync::CancellationToken;
 
 pub use edit::EDITED_LINES_HEADER;
 pub use read::MAX_READ_BYTES;
-pub use registry::{DONE_TOOL, Registry, Tool};
+pub use registry::{DONE_TOOL, Registry, WRITE_TOOLS};
 pub use test_run::{REPORT_DIR, TestRun, run_test_command, sandbox_limits};
+pub use tool::Tool;
 
 /// Everything a tool may touch.
 pub struct ToolContext<'a> {

@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 use plumb_workspace::{ConfineError, ReadError};
 
 use crate::blocking::off_runtime;
-use crate::registry::Tool;
+use crate::tool::Tool;
 use crate::{ToolContext, ToolError, ToolOutput, args, search};
 
 /// The most bytes of one file the tools read (`read_file`, `edit_file`): a file larger than this is

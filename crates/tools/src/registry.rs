@@ -1,38 +1,23 @@
-//! The `Tool` trait and the registry of built-in tools. The registry is the one place that knows
-//! every tool's name, so an unknown name is answered here with the list of real ones.
+//! The registry of built-in tools. It is the one place that knows every tool's name, so an
+//! unknown name is answered here with the list of real ones.
 
-use async_trait::async_trait;
 use plumb_protocol::ToolSpec;
 use serde_json::{Value, json};
 
 use crate::edit::{CreateFile, EditFile};
 use crate::exec::{RunCommand, RunTests};
 use crate::read::{ListFiles, ReadFile, SearchCode};
+use crate::replace::ReplaceFunction;
+use crate::tool::Tool;
 use crate::{ToolContext, ToolError, ToolOutput};
 
 /// The name of the tool with which the model says it is finished. The loop answers it with the
 /// check ladder; the registry only describes it.
 pub const DONE_TOOL: &str = "done";
 
-/// One model-facing tool.
-#[async_trait]
-pub trait Tool: Send + Sync {
-    fn name(&self) -> &'static str;
-    fn description(&self) -> &'static str;
-    /// The JSON schema of the arguments.
-    fn parameters(&self) -> Value;
-    /// How many lines of this tool's output the model may see (shortening keeps head and tail).
-    fn output_line_limit(&self, ctx: &ToolContext<'_>) -> usize {
-        ctx.config.limits.tool_output_lines
-    }
-    /// True for tools that run commands, which may change files without saying so; every other
-    /// tool reports its changes in [`ToolOutput::changed`]. The loop checkpoints at a round's end
-    /// only when something may have changed since the last checkpoint.
-    fn runs_commands(&self) -> bool {
-        false
-    }
-    async fn call(&self, ctx: &ToolContext<'_>, args: &Value) -> Result<ToolOutput, ToolError>;
-}
+/// The tools that write a file (and nothing else): the helpers run checks after them, and only
+/// their calls can be tried on the workspace.
+pub const WRITE_TOOLS: [&str; 3] = ["create_file", "edit_file", "replace_function"];
 
 /// The built-in tools, in the order the model sees them.
 pub struct Registry {
@@ -53,6 +38,7 @@ impl Registry {
                 Box::new(ReadFile),
                 Box::new(ListFiles),
                 Box::new(EditFile),
+                Box::new(ReplaceFunction),
                 Box::new(CreateFile),
                 Box::new(RunTests),
                 Box::new(RunCommand),

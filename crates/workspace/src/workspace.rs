@@ -404,12 +404,18 @@ impl Workspace {
     /// The text of `rel` (a workspace-relative path as `changed_files` gives it) in the baseline, or
     /// `None` when the baseline has no such file or it is not UTF-8 text.
     pub fn baseline_text(&self, rel: &str) -> Result<Option<String>, WorkspaceError> {
+        self.text_at(&self.baseline, rel)
+    }
+
+    /// The text of `rel` in the checkpoint `commit`, or `None` when it has no such file or it is not
+    /// UTF-8 text.
+    pub fn text_at(&self, commit: &CommitId, rel: &str) -> Result<Option<String>, WorkspaceError> {
         let listed = self.git.run(&[
             "ls-tree",
             "-z",
             "--full-name",
             "--object-only",
-            self.baseline.as_str(),
+            commit.as_str(),
             "--",
             rel,
         ])?;

@@ -11,11 +11,21 @@ use super::common::{Fixture, journal_events, plumb_command, report, requests_of,
 
 /// The small-model helpers a guided run on BILL-412 needs: the phases, and the code (with its
 /// test file) up front.
-const GUIDED: [&str; 4] = [
+/// The guided phases with the helpers that work inside them, for a scripted model (whose profile
+/// is capable, so each is switched on by name).
+const GUIDED: [&str; 12] = [
     "-c",
     "helpers.phases=true",
     "-c",
     "helpers.code_up_front=true",
+    "-c",
+    "helpers.figures=true",
+    "-c",
+    "helpers.trace=true",
+    "-c",
+    "helpers.python_notes=true",
+    "-c",
+    "helpers.python_rewrites=true",
 ];
 
 /// An `edit_file` call that appends `body` to the billing example's test file.
@@ -270,64 +280,64 @@ fn guided_script(fixture: &Fixture) -> std::path::PathBuf {
     } = article_calls();
     let script = fixture.script_path("guided.jsonl");
     Script::new()
-        .tool("create_file", create_failing.clone())
+        .tool("create_file", create_failing)
         .tool("done", done.clone())
         .tool("edit_file", fix)
         .tool(
             "create_file",
             json!({"path": "tests/test_plain.py", "content": PASSING_TEST}),
         )
-        .tool("create_file", create_failing)
         .tool("done", done)
         .write(&script);
     script
 }
 
+/// The article's order under the phases: the failing test first (run on the original code, it
+/// shows the bug), then the fix (the test runs again and passes), then `done`. Before, the test
+/// was refused until the code changed, and a run in this order ended rolled back.
 #[test]
-fn guided_phases_want_the_fix_then_a_test_that_passes_with_it_and_fails_without_it() {
+fn guided_phases_take_the_articles_order_a_failing_test_then_the_fix() {
     let fixture = Fixture::billing();
     let script = guided_script(&fixture);
     let output = fixture.fix_with_script(&script, &["-c", "helpers.phases=true"]);
     let report = report(&output);
     let events = journal_events(&report);
     assert_eq!(report.outcome, Outcome::Success, "{}", stderr(&output));
-    let early_test = tool_message(&events, 2).unwrap();
-    assert_eq!(
-        early_test,
-        "Error: create_file is not available yet: first fix the code, then add a test that shows the bug. Nothing was done."
+    let test_first = tool_message(&events, 2).unwrap();
+    assert!(
+        test_first.starts_with("Created tests/test_gst.py")
+            && test_first.contains("plumb ran it on the original code: `")
+            && test_first.contains("The test fails on the original code (see above), so it shows the bug. Now fix the code so that it passes"),
+        "{test_first}"
     );
     let early_done = tool_message(&events, 3).unwrap();
-    assert!(
-        early_done.starts_with("Error: done is not available yet"),
-        "{early_done}"
+    assert_eq!(
+        early_done,
+        "Error: done is not available yet: first make the tests that show the bug pass. Nothing was done."
     );
     let fixed = tool_message(&events, 4).unwrap();
     assert!(
-        fixed.starts_with("Edited billing/invoice_totals.py."),
-        "{fixed}"
+        fixed.starts_with("Edited billing/invoice_totals.py.")
+            && fixed.contains("plumb ran the tests that show the bug again: `")
+            && fixed.ends_with("The test passes now, and it failed on the original code. Call done: plumb then runs the whole suite and its other checks."),
+        "the model's test runs after the fix: {fixed}"
     );
+    let more = tool_message(&events, 5).unwrap();
     assert!(
-        fixed.contains("plumb ran the existing tests: `")
-            && fixed.contains("The existing tests still pass. Now add a test that shows the bug: it must pass with your fix and fail on the original code.\n\nThe ticket says: \"Example: an item costs Rs 1,000")
-            && fixed.ends_with("Expected: GST is worked out on the price after the discount.\""),
-        "the suite runs after the fix: {fixed}"
+        more.starts_with("Error: create_file is not offered now: the tests that show the bug pass with your change"),
+        "once a test shows the fix, only done is offered: {more}"
     );
-    let plain = tool_message(&events, 5).unwrap();
-    assert!(
-        plain.contains("plumb ran it with your fix: `")
-            && plain.contains("and on the original code: `")
-            && plain.contains("The test passes on the original code too, so it does not show the bug: make it build the ticket's example and assert only the figure the ticket gives (one assert: a figure you work out yourself may be wrong).\n\nThe ticket says: \"Example:"),
-        "{plain}"
-    );
-    let failing = tool_message(&events, 6).unwrap();
-    assert!(
-        failing.contains("1 passed") && failing.contains("1 failed"),
-        "passes with the fix, fails without: {failing}"
-    );
-    assert!(
-        failing.ends_with("Good: the test passes with your fix and fails on the original code, so it shows the bug and the fix. Call done."),
-        "{failing}"
-    );
+    let checks = evidence_of(&report, plumb_protocol::CheckStep::Reproduce);
+    assert!(checks.contains("tests/test_gst.py"), "{checks}");
+}
+
+fn evidence_of(report: &plumb_protocol::FinalReport, step: plumb_protocol::CheckStep) -> String {
+    report
+        .checks
+        .iter()
+        .find(|check| check.step == step)
+        .map(|check| check.evidence.clone())
+        .unwrap_or_default()
 }
 
 #[test]
@@ -627,7 +637,7 @@ fn a_fix_using_a_variable_above_its_assignment_is_undone_with_the_line_that_assi
     );
     let refused = tool_message(&events, 5).unwrap();
     assert!(
-        refused.starts_with("Error: run_tests is not offered now: your test passes with your fix and fails on the original code, so call done"),
+        refused.starts_with("Error: run_tests is not offered now: the tests that show the bug pass with your change and fail on the original code, so call done"),
         "once the test shows the fix only done is offered: {refused}"
     );
     assert!(
@@ -806,10 +816,9 @@ fn candidates_script(fixture: &Fixture) -> std::path::PathBuf {
     Script::new()
         .tool_or(
             "edit_file",
-            append_test(good_test),
+            early_fix,
             &[
                 ("read_file", json!({"path": "billing/tax.py"})),
-                ("edit_file", early_fix),
                 ("edit_file", fix),
             ],
         )
@@ -840,6 +849,8 @@ fn candidates_try_other_fixes_until_one_does_what_the_phase_needs_and_leave_test
             "helpers.code_up_front=true",
             "-c",
             "helpers.candidates=4",
+            "-c",
+            "helpers.figures=true",
         ],
     );
     let report = report(&output);
@@ -853,9 +864,8 @@ fn candidates_try_other_fixes_until_one_does_what_the_phase_needs_and_leave_test
     assert_eq!(
         candidates_tried(&events, 1),
         vec![
-            ("not tried: tests/test_invoice_totals.py is a test file, and the test comes after the fix: first change the code the ticket is about with edit_file. Then plumb runs your test with the fix and without it. Nothing was changed.".to_string(), false),
-            ("it writes nothing, so there is nothing to try".to_string(), false),
             ("the existing tests after it: tests that passed before fail".to_string(), false),
+            ("it writes nothing, so there is nothing to try".to_string(), false),
             ("the existing tests after it: no test that passed before fails; the fix probe finds a figure of the ticket".to_string(), true),
         ]
     );
@@ -884,7 +894,7 @@ fn candidates_try_other_fixes_until_one_does_what_the_phase_needs_and_leave_test
             _ => None,
         })
         .collect();
-    assert_eq!(chosen, vec!["call_1_alt3_1", "call_2_1", "call_3_1"]);
+    assert_eq!(chosen, vec!["call_1_alt2_1", "call_2_1", "call_3_1"]);
 
     // The journal holds the replies the run went on with, so a replay reaches the same patch.
     let replay = super::common::plumb(fixture.home.path(), &["replay", &report.journal, "--json"]);
@@ -924,8 +934,8 @@ fn with_one_candidate_the_first_reply_runs_as_it_is() {
     );
     let first = tool_message(&events, 2).unwrap();
     assert!(
-        first.starts_with("Error: tests/test_invoice_totals.py is a test file"),
-        "the first reply's test edit was refused, not replaced: {first}"
+        first.starts_with("Error: plumb undid this edit of billing/invoice_totals.py"),
+        "the first reply's breaking fix ran and was undone, not replaced: {first}"
     );
 }
 
@@ -1017,8 +1027,8 @@ fn when_no_reply_does_what_is_needed_one_that_would_not_be_refused_goes_on() {
     let script = fixture.script_path("fallback.jsonl");
     Script::new()
         .tool_or(
-            "edit_file",
-            append_test("def test_x():\n    assert True\n"),
+            "create_file",
+            json!({"path": "tests/test_x.py", "content": "def test_x():\n    assert True\n"}),
             &[("read_file", json!({"path": "billing/tax.py"}))],
         )
         .write(&script);
@@ -1027,6 +1037,8 @@ fn when_no_reply_does_what_is_needed_one_that_would_not_be_refused_goes_on() {
         &[
             "-c",
             "helpers.phases=true",
+            "-c",
+            "helpers.code_up_front=true",
             "-c",
             "helpers.candidates=2",
             "--max-rounds",
@@ -1043,7 +1055,7 @@ fn when_no_reply_does_what_is_needed_one_that_would_not_be_refused_goes_on() {
     assert!(
         tried[0]
             .0
-            .starts_with("not tried: tests/test_invoice_totals.py is a test file")
+            .starts_with("not tried: create_file is not offered now")
     );
     let ran: Vec<String> = events
         .iter()

@@ -12,6 +12,7 @@ mod go_tests;
 mod helpers;
 mod local_model;
 mod models;
+mod phases_flow;
 mod providers;
 mod replay;
 mod setup_phase;

@@ -14,11 +14,12 @@ use super::common::{Fixture, journal_events, plumb_command, report, stderr};
 
 const KEY: &str = "sk-plumb-test-4f1c9a7e2b";
 
-const TOOLS: [&str; 8] = [
+const TOOLS: [&str; 9] = [
     "search_code",
     "read_file",
     "list_files",
     "edit_file",
+    "replace_function",
     "create_file",
     "run_tests",
     "run",

@@ -280,11 +280,16 @@ fn every_key_set() -> Config {
             prompt_cache,
         },
         helpers: Helpers {
+            profile: Some(plumb_protocol::ModelProfile::Small),
             thought: Some(true),
             code_up_front: Some(true),
             show_file_on_failed_edit: Some(true),
             phases: Some(true),
             candidates: Some(2),
+            figures: Some(true),
+            trace: Some(true),
+            python_notes: Some(true),
+            python_rewrites: Some(true),
         },
     }
 }

@@ -78,6 +78,7 @@ fn base(id: &str, attempt: u32) -> AttemptResult {
         unverified_score: None,
         rounds: 0,
         usage: Usage::default(),
+        timings: None,
         wall_ms: 0,
         run_ms: 0,
         score_ms: 0,

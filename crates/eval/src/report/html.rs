@@ -94,6 +94,22 @@ fn headline(page: &mut String, s: &Summary) {
         ("Median rounds", opt(t.median_rounds, 1)),
         ("Median seconds a round", opt(t.median_seconds_per_round, 1)),
         (
+            "A round: new prompt tokens / generated tokens",
+            format!(
+                "{} / {}",
+                opt(t.round_split.new_prompt_tokens, 0),
+                opt(t.round_split.output_tokens, 0)
+            ),
+        ),
+        (
+            "A round: model seconds / sandboxed command seconds",
+            format!(
+                "{} / {}",
+                opt(t.round_split.model_seconds, 1),
+                opt(t.round_split.command_seconds, 1)
+            ),
+        ),
+        (
             "Median wall seconds an attempt",
             opt(t.median_wall_seconds, 1),
         ),

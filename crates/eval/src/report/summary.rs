@@ -118,6 +118,10 @@ pub struct Totals {
     pub median_rounds: Option<f64>,
     /// Median over finished attempts with a round of `run_ms / rounds`.
     pub median_seconds_per_round: Option<f64>,
+    /// Where a round's time and tokens go: medians over finished attempts with a round (and,
+    /// for the times, a report that kept its timings) of each attempt's per-round mean.
+    #[serde(default)]
+    pub round_split: RoundSplit,
     pub median_wall_seconds: Option<f64>,
     pub wall_seconds: f64,
     pub input_tokens: u64,
@@ -128,6 +132,19 @@ pub struct Totals {
     pub usd_per_task: Option<f64>,
     /// Some token counts were plumb's own count, not the provider's.
     pub usage_estimated: bool,
+}
+
+/// A round's parts, each the median over attempts of the attempt's per-round mean.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct RoundSplit {
+    /// Prompt tokens the model had to evaluate: sent, less those served from its prompt cache.
+    pub new_prompt_tokens: Option<f64>,
+    /// Tokens generated (every sampled reply counted).
+    pub output_tokens: Option<f64>,
+    /// Seconds waiting for the model.
+    pub model_seconds: Option<f64>,
+    /// Seconds inside sandboxed commands: the tests after edits, the helpers' runs, the checks.
+    pub command_seconds: Option<f64>,
 }
 
 /// Tamper flags the ladder raised.

@@ -9,7 +9,8 @@ use plumb_verify::tamper::TamperKind;
 use super::pass_k::{pass_at_k, pass_hat_k};
 use super::summary::{
     AllResolved, AttemptError, AttemptRow, AttemptTally, Disagreement, Disagreements, FlagTally,
-    LanguageTally, PassAt, SUMMARY_VERSION, Summary, SummaryMeta, TaskClass, TaskRow, Totals,
+    LanguageTally, PassAt, RoundSplit, SUMMARY_VERSION, Summary, SummaryMeta, TaskClass, TaskRow,
+    Totals,
 };
 use crate::result::{AttemptResult, AttemptStatus};
 
@@ -218,12 +219,30 @@ fn totals(results: &[AttemptResult], task_count: usize) -> Totals {
         .map(|r| r.run_ms as f64 / 1000.0 / f64::from(r.rounds))
         .collect();
     let walls: Vec<f64> = finished.iter().map(|r| r.wall_ms as f64 / 1000.0).collect();
+    let with_rounds: Vec<&&AttemptResult> = finished.iter().filter(|r| r.rounds > 0).collect();
+    let per_round_of = |value: &dyn Fn(&AttemptResult) -> Option<f64>| -> Option<f64> {
+        median(
+            with_rounds
+                .iter()
+                .filter_map(|r| Some(value(r)? / f64::from(r.rounds)))
+                .collect(),
+        )
+    };
+    let round_split = RoundSplit {
+        new_prompt_tokens: per_round_of(&|r| {
+            Some(r.usage.input_tokens.saturating_sub(r.usage.cached_tokens) as f64)
+        }),
+        output_tokens: per_round_of(&|r| Some(r.usage.output_tokens as f64)),
+        model_seconds: per_round_of(&|r| Some(r.timings?.model_ms as f64 / 1000.0)),
+        command_seconds: per_round_of(&|r| Some(r.timings?.commands_ms as f64 / 1000.0)),
+    };
     let usd: f64 = results.iter().map(|r| r.usage.usd).sum();
     Totals {
         attempts: results.len(),
         finished_attempts: finished.len(),
         median_rounds: median(rounds),
         median_seconds_per_round: median(per_round),
+        round_split,
         median_wall_seconds: median(walls),
         wall_seconds: results.iter().map(|r| r.wall_ms as f64 / 1000.0).sum(),
         input_tokens: results.iter().map(|r| r.usage.input_tokens).sum(),
@@ -534,6 +553,41 @@ mod tests {
             true,
         );
         assert_eq!(actual, expected);
+    }
+
+    #[test]
+    fn a_round_is_split_into_new_prompt_tokens_generated_tokens_model_and_command_time() {
+        let timed = |rounds: u32, input: u64, cached: u64, output: u64, model_ms: u64| {
+            let mut r = work(scored("t", 1, true, true), rounds, 10_000, 0.0);
+            r.usage.input_tokens = input;
+            r.usage.cached_tokens = cached;
+            r.usage.output_tokens = output;
+            r.timings = Some(plumb_protocol::Timings {
+                model_ms,
+                commands_ms: model_ms / 10,
+                ..Default::default()
+            });
+            r
+        };
+        let mut untimed = timed(4, 4_000, 0, 400, 0);
+        untimed.timings = None;
+        let results = [
+            // 2 rounds: 500 new prompt tokens, 50 generated, 30 s of model, 3 s of commands each.
+            timed(2, 3_000, 2_000, 100, 60_000),
+            // 4 rounds: 1,500, 25, 10 s, 1 s.
+            timed(4, 8_000, 2_000, 100, 40_000),
+            // No round: left out.
+            timed(0, 0, 0, 0, 0),
+            untimed,
+        ];
+        let split = totals(&results, 4).round_split;
+        let expected = RoundSplit {
+            new_prompt_tokens: Some(1_000.0),
+            output_tokens: Some(50.0),
+            model_seconds: Some(20.0),
+            command_seconds: Some(2.0),
+        };
+        assert_eq!(split, expected);
     }
 
     #[test]

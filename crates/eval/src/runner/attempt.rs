@@ -90,6 +90,7 @@ pub(super) async fn run(
         unverified_score: None,
         rounds: 0,
         usage: Usage::default(),
+        timings: None,
         wall_ms: 0,
         run_ms: 0,
         score_ms: 0,
@@ -349,6 +350,7 @@ fn take_report(result: &mut AttemptResult, report: &FinalReport) {
     result.patch_sha256.clone_from(&report.patch_sha256);
     result.rounds = report.rounds;
     result.usage = report.usage;
+    result.timings = Some(report.timings);
     result.flags.clone_from(&report.flags);
     result.flag_kinds.clone_from(&report.flag_kinds);
     result.journal.clone_from(&report.journal);

@@ -132,14 +132,17 @@ pub(crate) fn request_body(settings: &HttpSettings, request: &ModelRequest) -> V
         let (side, blocks) = match message.role {
             Role::System => continue,
             Role::User => (Side::User, text_block(&message.content)),
-            Role::Tool => (
-                Side::User,
-                vec![json!({
+            Role::Tool => {
+                let mut block = json!({
                     "type": "tool_result",
                     "tool_use_id": message.tool_call_id.as_deref().unwrap_or_default(),
                     "content": message.content,
-                })],
-            ),
+                });
+                if message.is_error {
+                    block["is_error"] = Value::Bool(true);
+                }
+                (Side::User, vec![block])
+            }
             Role::Assistant => {
                 let mut blocks = text_block(&message.content);
                 blocks.extend(message.tool_calls.iter().map(|call| {

@@ -187,6 +187,10 @@ impl ModelClient for LocalClient {
         self.name.clone()
     }
 
+    fn can_sample(&self) -> bool {
+        true
+    }
+
     fn warm(&self, request: &ModelRequest) {
         let Ok(handle) = tokio::runtime::Handle::try_current() else {
             return;
@@ -338,7 +342,7 @@ fn refused_calls(messages: &[plumb_protocol::Message]) -> Vec<(&String, &Value)>
     use plumb_protocol::Role;
     let refused_ids: Vec<&str> = messages
         .iter()
-        .filter(|m| m.role == Role::Tool && m.content.starts_with("Error:"))
+        .filter(|m| m.role == Role::Tool && m.is_error)
         .filter_map(|m| m.tool_call_id.as_deref())
         .collect();
     messages
@@ -361,7 +365,7 @@ fn trailing_failures(messages: &[plumb_protocol::Message]) -> u32 {
     let mut count = 0;
     for message in messages.iter().rev() {
         match message.role {
-            Role::Tool if message.content.starts_with("Error:") => count += 1,
+            Role::Tool if message.is_error => count += 1,
             Role::User if message.content.starts_with("[plumb]") => count += 1,
             Role::Assistant => {}
             _ => break,
@@ -456,7 +460,7 @@ mod tests {
         let messages = vec![
             Message::user("ticket"),
             Message::assistant("", vec![call("c1", "a.py")]),
-            Message::tool("c1", "Error: there is no file called a.py."),
+            Message::tool_error("c1", "Error: there is no file called a.py."),
             Message::assistant("", vec![call("c2", "b.py")]),
             Message::tool("c2", "1| x = 1"),
         ];
@@ -495,7 +499,7 @@ mod tests {
             Message::assistant("", vec![]),
             Message::tool("a", "found 3"),
             Message::assistant("", vec![]),
-            Message::tool("b", "Error: already called"),
+            Message::tool_error("b", "Error: already called"),
             Message::assistant("", vec![]),
             Message::user("[plumb] no tool call"),
         ];

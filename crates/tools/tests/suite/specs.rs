@@ -16,6 +16,7 @@ fn tool_specs_snapshot() {
             "read_file",
             "list_files",
             "edit_file",
+            "replace_function",
             "create_file",
             "run_tests",
             "run",

@@ -38,6 +38,27 @@ struct Span {
     is_primary: bool,
 }
 
+/// rustc's one warning for several unused imports of a `use` line ("unused imports: `a`, `b`,
+/// and `c`") as one diagnostic per name: a change that uses one of them, or stops using one,
+/// changes the list, and the whole list read as a new diagnostic held a right fix back (the
+/// oracle on HumanEvalFix's Rust tasks, whose files open with a `use` of many unused names).
+fn one_per_name(message: &str) -> Vec<String> {
+    let Some(names) = message.strip_prefix("unused imports: ") else {
+        return vec![message.to_string()];
+    };
+    let split: Vec<String> = names
+        .split('`')
+        .skip(1)
+        .step_by(2)
+        .map(|name| format!("unused import: `{name}`"))
+        .collect();
+    if split.is_empty() {
+        vec![message.to_string()]
+    } else {
+        split
+    }
+}
+
 pub(super) fn parse(stdout: &str, stderr: &str) -> Result<Vec<Diagnostic>, String> {
     let mut diagnostics = Vec::new();
     let mut errors = 0;
@@ -64,14 +85,17 @@ pub(super) fn parse(stdout: &str, stderr: &str) -> Result<Vec<Diagnostic>, Strin
                     continue;
                 };
                 errors += usize::from(is_error);
-                diagnostics.push(Diagnostic {
-                    path: span.file_name.clone(),
-                    line: span.line_start,
-                    code: message
-                        .code
-                        .map_or_else(|| message.level.clone(), |code| code.code),
-                    message: message.message,
-                });
+                let code = message
+                    .code
+                    .map_or_else(|| message.level.clone(), |code| code.code);
+                for text in one_per_name(&message.message) {
+                    diagnostics.push(Diagnostic {
+                        path: span.file_name.clone(),
+                        line: span.line_start,
+                        code: code.clone(),
+                        message: text,
+                    });
+                }
             }
             _ => {}
         }
@@ -86,5 +110,28 @@ pub(super) fn parse(stdout: &str, stderr: &str) -> Result<Vec<Diagnostic>, Strin
             stderr_summary(stderr)
         )),
         Some(_) => Ok(diagnostics),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use pretty_assertions::assert_eq;
+
+    use super::*;
+
+    #[test]
+    fn several_unused_imports_are_one_diagnostic_each() {
+        assert_eq!(
+            one_per_name("unused imports: `HashMap`, `max`, and `self`"),
+            vec![
+                "unused import: `HashMap`".to_string(),
+                "unused import: `max`".to_string(),
+                "unused import: `self`".to_string(),
+            ]
+        );
+        assert_eq!(
+            one_per_name("unused variable: `x`"),
+            vec!["unused variable: `x`".to_string()]
+        );
     }
 }

@@ -1,0 +1,173 @@
+//! What the guided phases run after a write, and how its result reads: the project's tests or
+//! the model's test (with the fix, and on the original source), the verdicts, and the notes on a
+//! failure (an undone edit's `UnboundLocalError` or `NameError`, a mistake in the new test).
+
+use plumb_protocol::TestCounts;
+use plumb_tools::TestRun;
+use plumb_verify::TestOutcome;
+
+use super::verdict::{self, CheckVerdict, PhaseCheck, TestVerdict};
+use crate::baseline::Baseline;
+use crate::ending::Ending;
+use crate::policy::RunHandle;
+
+/// What a phase check tells the model.
+pub(crate) struct PhaseReport {
+    pub(crate) text: String,
+    /// Where in `text` the output of the failing run with the fix is, when it failed.
+    pub(crate) failure: Option<std::ops::Range<usize>>,
+}
+
+/// Runs what the guided phases want after a write: the project's tests, or the model's test
+/// (with the fix, and for a newly written test on the original source too). Returns the
+/// verdict and the report for the model, without the phase's sentence.
+pub(crate) async fn run_phase_check(
+    run_handle: &mut dyn RunHandle,
+    check: &PhaseCheck,
+) -> Result<(CheckVerdict, PhaseReport), Ending> {
+    let tests = check.targets();
+    let run = run_handle.run_tests(&tests).await?;
+    let now = match check {
+        PhaseCheck::Existing(_) => regressions_verdict(run_handle.baseline(), &run),
+        PhaseCheck::BothWays(_) | PhaseCheck::First(_) | PhaseCheck::Again(_) => {
+            targeted_verdict(&run, &tests)
+        }
+    };
+    let what = match check {
+        PhaseCheck::Existing(_) => "plumb ran the existing tests",
+        PhaseCheck::BothWays(_) => "plumb ran it with your fix",
+        PhaseCheck::First(_) => "plumb ran it on the original code",
+        PhaseCheck::Again(_) => "plumb ran the tests that show the bug again",
+    };
+    let mut report = format!("\n\n{what}: {}\n", run.headline());
+    let mut failure = None;
+    if now != TestVerdict::Passes && !run.excerpt.trim().is_empty() {
+        let start = report.len();
+        report.push_str(run.excerpt.trim_end());
+        report.push('\n');
+        failure = Some(start..report.len());
+    }
+    // A test written before any fix ran on the original code: that run is both.
+    let mut original = matches!(check, PhaseCheck::First(_)).then_some(now);
+    let mut same_failure = false;
+    // A failing test runs on the original code too after a later code edit: only to tell
+    // whether the edit touched the figure that fails.
+    let compare = now == TestVerdict::Fails && matches!(check, PhaseCheck::Again(_));
+    if check.runs_on_the_original() || compare {
+        let before = run_handle.run_on_original(&tests).await?;
+        let before_verdict = targeted_verdict(&before, &tests);
+        same_failure = now == TestVerdict::Fails
+            && before_verdict == TestVerdict::Fails
+            && verdict::same_assertion(&run.excerpt, &before.excerpt);
+        if check.runs_on_the_original() {
+            report.push_str(&format!(
+                "and on the original code: {}\n",
+                before.headline()
+            ));
+            original = Some(before_verdict);
+        }
+    }
+    // After a code edit once the model has a test, the project's tests must still pass too:
+    // the model's test alone does not show an edit that breaks them.
+    let mut broke_old = false;
+    if matches!(check, PhaseCheck::Again(_)) {
+        let suite = run_handle.run_tests(&[]).await?;
+        if !run_handle.baseline().broken_by(&suite).is_empty() {
+            broke_old = true;
+            report.push_str(&format!(
+                "and the project's tests: {}\n{}\n",
+                suite.headline(),
+                suite.excerpt.trim_end()
+            ));
+        }
+    }
+    Ok((
+        CheckVerdict {
+            now,
+            original,
+            same_failure,
+            broke_old,
+        },
+        PhaseReport {
+            text: report,
+            failure,
+        },
+    ))
+}
+
+/// The project's tests after a fix: `Passes` when every test that passed at baseline and ran
+/// still passes (tests that failed before do not count against the fix) and no more errors
+/// came than at baseline (a module that no longer imports hides its tests as one error).
+pub(crate) fn regressions_verdict(baseline: &Baseline, run: &TestRun) -> TestVerdict {
+    match (&baseline.results, &run.results, run.counts) {
+        (Some(_), Some(_), Some(counts)) => {
+            let broken = !baseline.broken_by(run).is_empty();
+            let more_errors = counts.errors > baseline.counts.errors;
+            // A suite with no passing test at baseline (its only test fails) cannot lose one.
+            let none_pass = counts.passed == 0 && baseline.counts.passed > 0;
+            if broken || more_errors || none_pass {
+                TestVerdict::Fails
+            } else {
+                TestVerdict::Passes
+            }
+        }
+        _ => run_verdict(run),
+    }
+}
+
+/// The verdict on the tests `targets` names in one run: from the runner's per-test outcomes when
+/// it gave them (a run widened to the whole suite counts only these tests), else from its
+/// counts.
+pub(crate) fn targeted_verdict(run: &TestRun, targets: &[String]) -> TestVerdict {
+    let outcomes: Vec<TestOutcome> = run
+        .results
+        .iter()
+        .flat_map(|results| results.tests.iter())
+        .filter(|(id, _)| targets.iter().any(|target| names_test(target, id)))
+        .map(|(_, outcome)| *outcome)
+        .collect();
+    if outcomes.is_empty() {
+        return run_verdict(run);
+    }
+    let counts = TestCounts {
+        passed: count(&outcomes, TestOutcome::Passed),
+        failed: count(&outcomes, TestOutcome::Failed),
+        errors: count(&outcomes, TestOutcome::Error),
+        skipped: count(&outcomes, TestOutcome::Skipped),
+        ..TestCounts::default()
+    };
+    TestVerdict::of(&counts, &run.excerpt)
+}
+
+fn count(outcomes: &[TestOutcome], which: TestOutcome) -> u32 {
+    outcomes.iter().filter(|o| **o == which).count() as u32
+}
+
+/// True when the target (an id, a file, or a name a filter matches) names the test `id`.
+fn names_test(target: &str, id: &str) -> bool {
+    id == target
+        || id.starts_with(&format!("{target}::"))
+        || id.ends_with(&format!("::{target}"))
+        || id.ends_with(&format!("/{target}"))
+}
+
+/// The verdict on one run of a test the model wrote.
+pub(crate) fn run_verdict(run: &TestRun) -> TestVerdict {
+    match run.counts {
+        Some(counts) => TestVerdict::of(&counts, &run.excerpt),
+        None => TestVerdict::Broken,
+    }
+}
+
+/// The plain-words reading of a mistake in the model's new test, when that is what failed.
+pub(crate) fn report_explanation(
+    check: &PhaseCheck,
+    verdict: CheckVerdict,
+    report: &str,
+) -> Option<String> {
+    // After an edit of the code an error is the edit's, not the test's.
+    (matches!(check, PhaseCheck::BothWays(_) | PhaseCheck::First(_))
+        && verdict.now == TestVerdict::FailsInTheTest)
+        .then(|| verdict::explain_mistake(report))
+        .flatten()
+}

@@ -1,0 +1,252 @@
+//! The guided phases through their hook points, on a fake run: what runs after a write, what
+//! the model is told, what is undone, what the next request offers.
+
+use plumb_protocol::ToolCall;
+use plumb_verify::TestOutcome::{Failed, Passed};
+use pretty_assertions::assert_eq;
+use serde_json::json;
+
+use super::Guided;
+use crate::facts::{Briefing, RunFacts};
+use crate::fake_run::{FakeRun, Side, baseline, test_run};
+use crate::policy::{Gate, Policy, RequestShape, ToolOutcome};
+
+const EXAMPLES: &str = "tests/test_median.py::test_examples";
+
+fn edit(path: &str) -> ToolCall {
+    ToolCall {
+        id: "c1".into(),
+        name: "edit_file".into(),
+        arguments: json!({"path": path, "old_text": "a", "new_text": "b"}),
+    }
+}
+
+fn written() -> ToolOutcome {
+    ToolOutcome {
+        ok: true,
+        ran: true,
+        text: "Edited.".into(),
+        summary: "edited".into(),
+        changed: true,
+        ..ToolOutcome::default()
+    }
+}
+
+fn guided(run: &FakeRun, fail_to_pass: &[String]) -> Guided {
+    let briefing = Briefing::default();
+    let settings = plumb_config::Helpers::default();
+    Guided::new(
+        &RunFacts {
+            ticket: &run.ticket,
+            runner: plumb_verify::Runner::Pytest,
+            baseline: &run.baseline,
+            fail_to_pass,
+            profile: plumb_protocol::ModelProfile::Small,
+            can_sample: false,
+            briefing: &briefing,
+            settings: &settings,
+        },
+        false,
+        false,
+    )
+}
+
+fn offered(guided: &Guided) -> Option<Vec<String>> {
+    let mut shape = RequestShape::default();
+    guided.shape_request(&mut shape);
+    shape.allowed_tools
+}
+
+#[tokio::test]
+async fn a_fix_that_makes_the_baseline_failing_test_pass_opens_done_without_a_new_test() {
+    let mut run = FakeRun {
+        baseline: baseline(&[(EXAMPLES, Failed)]),
+        ..FakeRun::default()
+    };
+    let mut guided = guided(&run, &[]);
+    // A wrong fix first: the failing test still fails. Nothing that passed broke, so it stays,
+    // and the model is told the test still fails (not that passing tests broke).
+    run.runs.push_back((
+        Side::Workspace,
+        test_run(&[(EXAMPLES, Failed)], "E   assert 2 == 3"),
+    ));
+    run.runs.push_back((
+        Side::Original,
+        test_run(&[(EXAMPLES, Failed)], "E   assert 1 == 3"),
+    ));
+    run.runs
+        .push_back((Side::Workspace, test_run(&[(EXAMPLES, Failed)], "")));
+    let mut outcome = written();
+    guided
+        .after_tool(&mut run, &edit("median.py"), &mut outcome)
+        .await
+        .unwrap_or_else(|e| panic!("{}", e.reason));
+    assert_eq!((outcome.ok, run.undone), (true, 0));
+    assert!(
+        outcome
+            .text
+            .contains("The failing tests still fail with the changed code"),
+        "{}",
+        outcome.text
+    );
+    assert!(
+        !outcome.text.contains("passed before fail"),
+        "{}",
+        outcome.text
+    );
+    assert!(!offered(&guided).unwrap().contains(&"done".to_string()));
+    // The right fix: the test passes, the suite breaks nothing.
+    run.runs
+        .push_back((Side::Workspace, test_run(&[(EXAMPLES, Passed)], "")));
+    run.runs
+        .push_back((Side::Workspace, test_run(&[(EXAMPLES, Passed)], "")));
+    let mut outcome = written();
+    guided
+        .after_tool(&mut run, &edit("median.py"), &mut outcome)
+        .await
+        .unwrap_or_else(|e| panic!("{}", e.reason));
+    assert!(outcome.text.contains("Call done"), "{}", outcome.text);
+    assert_eq!(offered(&guided), Some(vec!["done".to_string()]));
+    assert_eq!(
+        run.asked.first(),
+        Some(&(Side::Workspace, vec![EXAMPLES.to_string()])),
+        "the failing test is what runs after a fix"
+    );
+}
+
+#[tokio::test]
+async fn a_fix_that_breaks_a_passing_test_is_undone() {
+    let mut run = FakeRun {
+        baseline: baseline(&[
+            (EXAMPLES, Failed),
+            ("tests/test_median.py::test_odd", Passed),
+        ]),
+        ..FakeRun::default()
+    };
+    let mut guided = guided(&run, &[]);
+    run.runs
+        .push_back((Side::Workspace, test_run(&[(EXAMPLES, Passed)], "")));
+    run.runs.push_back((
+        Side::Workspace,
+        test_run(
+            &[
+                (EXAMPLES, Passed),
+                ("tests/test_median.py::test_odd", Failed),
+            ],
+            "E   assert 2 == 1",
+        ),
+    ));
+    let mut outcome = written();
+    guided
+        .after_tool(&mut run, &edit("median.py"), &mut outcome)
+        .await
+        .unwrap_or_else(|e| panic!("{}", e.reason));
+    assert_eq!((outcome.ok, outcome.undone, run.undone), (false, true, 1));
+    assert!(
+        outcome
+            .text
+            .starts_with("plumb undid this edit of median.py"),
+        "{}",
+        outcome.text
+    );
+}
+
+#[tokio::test]
+async fn a_test_written_first_that_fails_is_the_reproduction() {
+    let mut run = FakeRun {
+        baseline: baseline(&[("tests/test_a.py::test_old", Passed)]),
+        ..FakeRun::default()
+    };
+    let mut guided = guided(&run, &[]);
+    assert_eq!(guided.before_tool(&edit("tests/test_a.py")), Gate::Run);
+    run.runs.push_back((
+        Side::Workspace,
+        test_run(
+            &[
+                ("tests/test_a.py::test_old", Passed),
+                ("tests/test_a.py::test_new", Failed),
+            ],
+            "E   assert 180 == 162",
+        ),
+    ));
+    let mut outcome = written();
+    guided
+        .after_tool(&mut run, &edit("tests/test_a.py"), &mut outcome)
+        .await
+        .unwrap_or_else(|e| panic!("{}", e.reason));
+    assert!(
+        outcome.text.contains("so it shows the bug"),
+        "{}",
+        outcome.text
+    );
+    assert_eq!(run.asked.len(), 1, "a test before any fix runs once");
+    run.runs.push_back((
+        Side::Workspace,
+        test_run(&[("tests/test_a.py::test_new", Passed)], ""),
+    ));
+    run.runs.push_back((
+        Side::Workspace,
+        test_run(&[("tests/test_a.py::test_old", Passed)], ""),
+    ));
+    let mut outcome = written();
+    guided
+        .after_tool(&mut run, &edit("billing/invoice.py"), &mut outcome)
+        .await
+        .unwrap_or_else(|e| panic!("{}", e.reason));
+    assert!(outcome.text.contains("Call done"), "{}", outcome.text);
+    assert_eq!(offered(&guided), Some(vec!["done".to_string()]));
+}
+
+#[tokio::test]
+async fn the_tasks_named_tests_are_what_a_fix_is_run_against() {
+    let named = vec!["tests/test_a.py::test_named".to_string()];
+    let mut run = FakeRun {
+        baseline: baseline(&[("tests/test_a.py::test_old", Passed)]),
+        ..FakeRun::default()
+    };
+    let mut guided = guided(&run, &named);
+    run.runs.push_back((
+        Side::Workspace,
+        test_run(&[("tests/test_a.py::test_named", Passed)], ""),
+    ));
+    run.runs.push_back((
+        Side::Workspace,
+        test_run(&[("tests/test_a.py::test_old", Passed)], ""),
+    ));
+    let mut outcome = written();
+    guided
+        .after_tool(&mut run, &edit("a.py"), &mut outcome)
+        .await
+        .unwrap_or_else(|e| panic!("{}", e.reason));
+    assert_eq!(run.asked.first(), Some(&(Side::Workspace, named)));
+    assert_eq!(offered(&guided), Some(vec!["done".to_string()]));
+}
+
+#[tokio::test]
+async fn a_test_added_beside_the_code_of_a_rust_file_is_a_test_and_runs_by_name() {
+    let before = "fn add(a: i32, b: i32) -> i32 {\n    a - b\n}\n\n#[cfg(test)]\nmod tests {\n    use super::*;\n}\n";
+    let after = "fn add(a: i32, b: i32) -> i32 {\n    a - b\n}\n\n#[cfg(test)]\nmod tests {\n    use super::*;\n\n    #[test]\n    fn adds() {\n        assert_eq!(add(1, 2), 3);\n    }\n}\n";
+    let mut run = FakeRun {
+        runner: Some(plumb_verify::Runner::Cargo),
+        baseline: baseline(&[("tests::builds", Passed)]),
+        ..FakeRun::default()
+    };
+    run.before.insert("src/lib.rs".into(), before.into());
+    run.files.insert("src/lib.rs".into(), after.into());
+    let mut guided = guided(&run, &[]);
+    run.runs.push_back((
+        Side::Workspace,
+        test_run(&[("tests::adds", Failed)], "left: -1"),
+    ));
+    let mut outcome = written();
+    guided
+        .after_tool(&mut run, &edit("src/lib.rs"), &mut outcome)
+        .await
+        .unwrap_or_else(|e| panic!("{}", e.reason));
+    assert_eq!(run.asked, vec![(Side::Workspace, vec!["adds".to_string()])]);
+    assert!(
+        outcome.text.contains("so it shows the bug"),
+        "{}",
+        outcome.text
+    );
+}

@@ -1,0 +1,682 @@
+//! The ladder's steps that run tests: reproduce (the new tests on the baseline source must fail),
+//! pass (the same tests on the patched tree pass, none skipped) and the full suite against the
+//! baseline's per-test outcomes.
+//!
+//! All three run with the baseline's test configuration (`judged`): the reproduce tree is built
+//! from the baseline anyway, and when the agent changed test configuration the pass and full
+//! suite run in a copy of the patched tree with it put back. A command plumb cannot narrow runs
+//! whole on both trees and is judged by `whole_suite`; the pass step's whole run is the full
+//! suite's too.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use plumb_context::syntax::Language;
+use plumb_protocol::{CheckReport, CheckStatus, CheckStep};
+use plumb_tools::TestRun;
+use plumb_verify::tamper::{ChangeStatus, FileChange, is_test_file};
+use plumb_verify::{Runner, TestOutcome, TestResults};
+
+use super::cx::{Checked, Cx, Ladder, report};
+use super::inline_tests::{InlineTests, inline_tests};
+use super::judged::{self, Restore};
+use super::original::original_source_with;
+use super::whole_suite::{self, Before};
+use crate::ending::Ending;
+
+/// What the test steps of one `done` share.
+pub(crate) struct TestSteps {
+    /// The test configuration files the judged trees hold as the baseline had them.
+    restores: Vec<Restore>,
+    /// The patched tree with the baseline's test configuration, once made (only when
+    /// `restores` is not empty: otherwise the steps run in the workspace).
+    judged: Option<PathBuf>,
+    /// The pass step's run when it was of the whole suite: the full suite's run too.
+    whole_run: Option<TestRun>,
+}
+
+impl TestSteps {
+    pub(crate) fn new(changes: &[FileChange]) -> TestSteps {
+        TestSteps {
+            restores: judged::restores(changes),
+            judged: None,
+            whole_run: None,
+        }
+    }
+
+    /// `evidence`, followed by how the test configuration was judged when the agent changed it.
+    fn with_clause(&self, evidence: String) -> String {
+        if self.restores.is_empty() {
+            evidence
+        } else {
+            format!("{evidence}; {}", judged::describe(&self.restores))
+        }
+    }
+
+    /// Removes the judged tree.
+    pub(crate) fn clean_up(&mut self) {
+        if let Some(dir) = self.judged.take() {
+            let _ = std::fs::remove_dir_all(dir);
+        }
+    }
+}
+
+/// The tests the ladder targets: the task's FAIL_TO_PASS list when it has one, else every new or
+/// changed test file in a language plumb parses, and the new or changed tests inside source
+/// files (`inline`: Rust's `#[cfg(test)]` items), by name.
+fn target_tests(
+    fail_to_pass: &[String],
+    changes: &[FileChange],
+    inline: &InlineTests,
+) -> Vec<String> {
+    if !fail_to_pass.is_empty() {
+        return fail_to_pass.to_vec();
+    }
+    changes
+        .iter()
+        .filter(|c| !matches!(c.status, ChangeStatus::Deleted))
+        .filter(|c| is_test_file(&c.path))
+        .filter(|c| Language::from_path(Path::new(&c.path)).is_some())
+        .map(|c| c.path.clone())
+        .chain(inline.tests.iter().cloned())
+        .collect()
+}
+
+impl Ladder {
+    /// The reproduce step: the task's named tests, or the new and changed tests, fail on the
+    /// original source. Where neither shows the bug, a test that failed at baseline and passes
+    /// with the change does (SWE-bench's fail-to-pass), and the evidence says so.
+    pub(crate) async fn check_reproduce(
+        &mut self,
+        cx: &mut Cx<'_>,
+        changes: &[FileChange],
+        steps: &mut TestSteps,
+    ) -> Result<Checked, Ending> {
+        let inline = inline_tests(changes);
+        self.target_tests = target_tests(cx.fail_to_pass, changes, &inline);
+        self.reproduce_failing.clear();
+        let checked = if self.target_tests.is_empty() {
+            (
+                report(
+                    CheckStep::Reproduce,
+                    CheckStatus::Failed,
+                    "no new or changed test: add a test that fails without your fix and passes with it",
+                ),
+                String::new(),
+            )
+        } else {
+            self.reproduce_new(cx, changes, steps).await?
+        };
+        if checked.0.status != CheckStatus::Failed || !cx.fail_to_pass.is_empty() {
+            return Ok(checked);
+        }
+        let new_tests = (!self.target_tests.is_empty()).then(|| listed_ids(&self.target_tests));
+        let Some(fixed) = self.fixed_since_baseline(cx, changes, steps).await? else {
+            return Ok(checked);
+        };
+        let evidence = match new_tests {
+            None => format!(
+                "{} failed at baseline and pass with the change (SWE-bench's fail-to-pass); no new test was written",
+                listed_ids(&fixed)
+            ),
+            Some(listed) => format!(
+                "{} failed at baseline and pass with the change (SWE-bench's fail-to-pass); the new tests ({listed}) do not fail without it",
+                listed_ids(&fixed)
+            ),
+        };
+        self.reproduce_failing = fixed.clone();
+        self.target_tests.extend(fixed);
+        Ok((
+            report(
+                CheckStep::Reproduce,
+                CheckStatus::Passed,
+                steps.with_clause(evidence),
+            ),
+            String::new(),
+        ))
+    }
+
+    /// The tests that failed at baseline (flaky ones left out) and pass on the patched tree, if
+    /// any — and, when the change touched tests, still fail on the original source with the
+    /// change's tests: a test the agent weakened until it passes was fixed by the edit to the
+    /// test, not by a fix.
+    async fn fixed_since_baseline(
+        &self,
+        cx: &mut Cx<'_>,
+        changes: &[FileChange],
+        steps: &mut TestSteps,
+    ) -> Result<Option<Vec<String>>, Ending> {
+        let failing = cx.baseline.failing();
+        if failing.is_empty() {
+            return Ok(None);
+        }
+        let root = self.judged_root(cx, steps)?;
+        let run = cx.tester.run_tests_in(&root, &failing).await?;
+        let mut fixed = cx.baseline.fixed_by(&run);
+        if !fixed.is_empty() && !self.target_tests.is_empty() {
+            let dest = original_source_with(
+                cx.workspace,
+                cx.tester,
+                &format!("unfixed-{}", self.done_count),
+                changes,
+            )?;
+            judged::apply(&dest, &steps.restores).map_err(Ending::infra)?;
+            let without_fix = cx.tester.run_tests_in(&dest, &fixed).await;
+            let _ = std::fs::remove_dir_all(&dest);
+            let without_fix = without_fix?;
+            let passed_without_fix = |id: &String| {
+                without_fix
+                    .results
+                    .as_ref()
+                    .is_some_and(|r| r.tests.get(id) == Some(&TestOutcome::Passed))
+            };
+            fixed.retain(|id| !passed_without_fix(id));
+        }
+        Ok((!fixed.is_empty()).then_some(fixed))
+    }
+
+    /// The new and changed tests (or the named ones) on the original source: at least one fails.
+    async fn reproduce_new(
+        &mut self,
+        cx: &mut Cx<'_>,
+        changes: &[FileChange],
+        steps: &TestSteps,
+    ) -> Result<Checked, Ending> {
+        let step = CheckStep::Reproduce;
+        let dest = original_source_with(
+            cx.workspace,
+            cx.tester,
+            &format!("reproduce-{}", self.done_count),
+            changes,
+        )?;
+        judged::apply(&dest, &steps.restores).map_err(Ending::infra)?;
+        let targets = self.target_tests.clone();
+        let run = cx.tester.run_tests_in(&dest, &targets).await;
+        let _ = std::fs::remove_dir_all(&dest);
+        let run = run?;
+        let listed = listed_ids(&targets);
+        let Some(counts) = run.counts else {
+            return Ok((
+                report(
+                    step,
+                    CheckStatus::Failed,
+                    steps.with_clause(format!(
+                        "{listed} did not run on the baseline source: {}",
+                        run.headline()
+                    )),
+                ),
+                run.excerpt,
+            ));
+        };
+        // Tests that started and took their process down with them (a stack overflow, the
+        // memory or time limit) on the original code errored there: the bug shows, as
+        // SWE-bench counts an error (the oracle found HumanEvalFix's Rust tasks whose buggy code
+        // recurses or allocates without end).
+        if counts.total() == 0 && crashed_while_running(&run) {
+            self.reproduce_failing = targets.clone();
+            return Ok((
+                report(
+                    step,
+                    CheckStatus::Passed,
+                    steps.with_clause(format!(
+                        "{listed} crashed on the baseline source ({})",
+                        run.headline()
+                    )),
+                ),
+                String::new(),
+            ));
+        }
+        // A run of no test at all (go's `ok … [no tests to run]`, a filter that matched nothing)
+        // says nothing about the bug: it is not "already passes".
+        if counts.total() == 0 {
+            return Ok((
+                report(
+                    step,
+                    CheckStatus::Failed,
+                    steps.with_clause(format!(
+                        "{listed} did not run on the baseline source: the test command ran no test ({})",
+                        run.headline()
+                    )),
+                ),
+                run.excerpt,
+            ));
+        }
+        if run.note.is_some() {
+            let baseline = Before {
+                counts: &cx.baseline.counts,
+                results: cx.baseline.results.as_ref(),
+            };
+            let verdict = whole_suite::reproduce(&run, &counts, &targets, &listed, &baseline);
+            self.reproduce_failing = verdict.failing;
+            let excerpt = if verdict.status == CheckStatus::Failed {
+                run.excerpt
+            } else {
+                String::new()
+            };
+            return Ok((
+                report(step, verdict.status, steps.with_clause(verdict.evidence)),
+                excerpt,
+            ));
+        }
+        let failing = run
+            .results
+            .as_ref()
+            .map(|r| ids_where(r, |o| matches!(o, TestOutcome::Failed | TestOutcome::Error)))
+            .unwrap_or_default();
+        if counts.failed + counts.errors == 0 {
+            return Ok((
+                report(
+                    step,
+                    CheckStatus::Failed,
+                    steps.with_clause(format!(
+                        "{listed} already pass on the baseline source ({}), so they do not show the bug: make a test fail without your fix",
+                        counts.summary()
+                    )),
+                ),
+                String::new(),
+            ));
+        }
+        self.reproduce_failing = failing.clone();
+        let shown = if failing.is_empty() {
+            listed
+        } else {
+            listed_ids(&failing)
+        };
+        Ok((
+            report(
+                step,
+                CheckStatus::Passed,
+                steps.with_clause(format!(
+                    "{shown} fail on the baseline source ({})",
+                    counts.summary()
+                )),
+            ),
+            String::new(),
+        ))
+    }
+
+    /// The tree the pass and full-suite steps run in: the workspace, or when the agent changed
+    /// test configuration, a copy of it (made once per `done`, from a checkpoint of it) with the
+    /// baseline's test configuration.
+    /// The workspace was checkpointed before the ladder ran, so its head is the tree as it is.
+    fn judged_root(&self, cx: &Cx<'_>, steps: &mut TestSteps) -> Result<PathBuf, Ending> {
+        if steps.restores.is_empty() {
+            return Ok(cx.workspace.root().to_path_buf());
+        }
+        if let Some(dir) = &steps.judged {
+            return Ok(dir.clone());
+        }
+        let head = cx.workspace.head().map_err(Ending::infra)?;
+        let dest = cx.tester.check_dir(&format!("judged-{}", self.done_count));
+        if dest.exists() {
+            std::fs::remove_dir_all(&dest).map_err(Ending::infra)?;
+        }
+        cx.tester
+            .materialize(cx.workspace, &head, &dest)
+            .map_err(Ending::infra)?;
+        steps.judged = Some(dest.clone());
+        judged::apply(&dest, &steps.restores).map_err(Ending::infra)?;
+        Ok(dest)
+    }
+
+    pub(crate) async fn check_pass(
+        &mut self,
+        cx: &mut Cx<'_>,
+        steps: &mut TestSteps,
+    ) -> Result<Checked, Ending> {
+        let step = CheckStep::Pass;
+        let targets = self.target_tests.clone();
+        let root = self.judged_root(cx, steps)?;
+        let run = cx.tester.run_tests_in(&root, &targets).await?;
+        let Some(counts) = run.counts else {
+            return Ok((
+                report(
+                    step,
+                    CheckStatus::Failed,
+                    steps.with_clause(format!("the tests did not run: {}", run.headline())),
+                ),
+                run.excerpt,
+            ));
+        };
+        if run.note.is_some() {
+            let baseline = Before {
+                counts: &cx.baseline.counts,
+                results: cx.baseline.results.as_ref(),
+            };
+            let verdict =
+                whole_suite::pass(&run, &counts, &targets, &self.reproduce_failing, &baseline);
+            let excerpt = if verdict.status == CheckStatus::Failed {
+                run.excerpt.clone()
+            } else {
+                String::new()
+            };
+            steps.whole_run = Some(run);
+            return Ok((
+                report(step, verdict.status, steps.with_clause(verdict.evidence)),
+                excerpt,
+            ));
+        }
+        let mut problems = Vec::new();
+        if counts.passed == 0 {
+            problems.push("no test passed".to_string());
+        }
+        if counts.failed + counts.errors > 0 {
+            problems.push(format!("{} fail or error", counts.failed + counts.errors));
+        }
+        // libtest's "filtered out" (read as deselected) is only ever the name filter plumb gave
+        // cargo; nothing in a crate can deselect a test. pytest's deselected can be a conftest's.
+        let deselected = if cx.tester.runner() == Runner::Cargo {
+            0
+        } else {
+            counts.deselected
+        };
+        let skipped = counts.skipped + counts.xfailed + counts.xpassed + deselected;
+        if skipped > 0 {
+            problems.push(format!("{skipped} skipped, deselected or marked xfail"));
+        }
+        if let Some(results) = &run.results {
+            let missing: Vec<&String> = self
+                .reproduce_failing
+                .iter()
+                .filter(|id| results.tests.get(*id) != Some(&TestOutcome::Passed))
+                .collect();
+            if !missing.is_empty() {
+                let missing: Vec<String> = missing.into_iter().cloned().collect();
+                problems.push(format!(
+                    "{} failed on the baseline but do not pass now",
+                    listed_ids(&missing)
+                ));
+            }
+        }
+        if problems.is_empty() {
+            Ok((
+                report(
+                    step,
+                    CheckStatus::Passed,
+                    steps.with_clause(format!(
+                        "{} on the patched tree ({})",
+                        listed_ids(&targets),
+                        counts.summary()
+                    )),
+                ),
+                String::new(),
+            ))
+        } else {
+            Ok((
+                report(
+                    step,
+                    CheckStatus::Failed,
+                    steps.with_clause(format!("{}: {}", run.headline(), problems.join("; "))),
+                ),
+                run.excerpt,
+            ))
+        }
+    }
+
+    pub(crate) async fn check_full_suite(
+        &mut self,
+        cx: &mut Cx<'_>,
+        steps: &mut TestSteps,
+    ) -> Result<Checked, Ending> {
+        let run = match steps.whole_run.take() {
+            Some(run) => run,
+            None => {
+                let root = self.judged_root(cx, steps)?;
+                cx.tester.run_tests_in(&root, &[]).await?
+            }
+        };
+        let mut report = match (&cx.baseline.results, &run.results) {
+            (Some(before), Some(after)) if !run.timed_out => {
+                per_test_check(before, after, &run, &cx.baseline.flaky)
+            }
+            _ => super::suite::counts_check(&cx.baseline.counts, &run),
+        };
+        report.evidence = steps.with_clause(report.evidence);
+        let excerpt = if report.status == CheckStatus::Failed {
+            run.excerpt
+        } else {
+            String::new()
+        };
+        Ok((report, excerpt))
+    }
+}
+
+/// True when a run started its tests ("running N tests", N > 0) and then ended without a test
+/// summary and without success: the test process died (a signal, a sandbox limit).
+fn crashed_while_running(run: &TestRun) -> bool {
+    let started = run.excerpt.lines().any(|line| {
+        line.trim_start()
+            .strip_prefix("running ")
+            .and_then(|rest| rest.split_whitespace().next())
+            .and_then(|n| n.parse::<u32>().ok())
+            .is_some_and(|n| n > 0)
+    });
+    let died = run.exit_code != Some(0)
+        && (!run.limits_hit.is_empty()
+            || run.timed_out
+            || run.excerpt.contains("signal:")
+            || run.excerpt.contains("stack overflow"));
+    started && died
+}
+
+/// At most five ids or paths, each shown shortened, then how many more: what the model or a
+/// task wrote is never copied unbounded into the evidence.
+fn listed_ids(ids: &[String]) -> String {
+    let shown: Vec<String> = ids
+        .iter()
+        .take(5)
+        .map(|id| plumb_verify::shown_id(id))
+        .collect();
+    match ids.len().saturating_sub(5) {
+        0 => shown.join(", "),
+        more => format!("{} and {more} more", shown.join(", ")),
+    }
+}
+
+fn ids_where(results: &TestResults, keep: impl Fn(&TestOutcome) -> bool) -> Vec<String> {
+    results
+        .tests
+        .iter()
+        .filter(|(_, outcome)| keep(outcome))
+        .map(|(id, _)| id.clone())
+        .collect()
+}
+
+/// `test_x[params]` → `test_x`: the part of a parametrized id before its parameters.
+fn parameter_base(id: &str) -> Option<&str> {
+    id.strip_suffix(']')?.rsplit_once('[').map(|(base, _)| base)
+}
+
+/// The parametrized ids of `after` that `before` did not have, by the test they parametrize. A
+/// test parametrized with values made when it is collected (the current time, a random port)
+/// has other ids in every run: such an id missing from `after` is judged by a new id of the same
+/// test in its place, one for one, so that nothing is called missing that only changed its name.
+fn renamed_parameters(
+    before: &TestResults,
+    after: &TestResults,
+) -> std::collections::HashMap<String, Vec<String>> {
+    let mut new: std::collections::HashMap<String, Vec<String>> = std::collections::HashMap::new();
+    for id in after
+        .tests
+        .keys()
+        .filter(|id| !before.tests.contains_key(*id))
+    {
+        if let Some(base) = parameter_base(id) {
+            new.entry(base.to_owned()).or_default().push(id.clone());
+        }
+    }
+    new
+}
+
+/// Nothing that passed at baseline fails, errors, is skipped or is missing; the number of tests did
+/// not drop; the exit code agrees with the results. Flaky tests count neither way.
+fn per_test_check(
+    before: &TestResults,
+    after: &TestResults,
+    run: &TestRun,
+    flaky: &BTreeSet<String>,
+) -> CheckReport {
+    let step = CheckStep::FullSuite;
+    let mut broken = Vec::new();
+    let mut skipped = Vec::new();
+    let mut missing = Vec::new();
+    let mut renamed = renamed_parameters(before, after);
+    for (id, outcome) in &before.tests {
+        if *outcome != TestOutcome::Passed || flaky.contains(id) {
+            continue;
+        }
+        let now = after.tests.get(id).or_else(|| {
+            let stand_in = renamed.get_mut(parameter_base(id)?)?.pop()?;
+            after.tests.get(&stand_in)
+        });
+        match now {
+            Some(TestOutcome::Passed) => {}
+            Some(TestOutcome::Failed | TestOutcome::Error) => broken.push(id.clone()),
+            Some(TestOutcome::Skipped | TestOutcome::XFailed | TestOutcome::XPassed) => {
+                skipped.push(id.clone())
+            }
+            None => missing.push(id.clone()),
+        }
+    }
+    let mut problems = Vec::new();
+    let list = |ids: &[String]| {
+        let shown: Vec<&str> = ids.iter().take(5).map(String::as_str).collect();
+        let more = ids.len().saturating_sub(5);
+        if more > 0 {
+            format!("{} and {more} more", shown.join(", "))
+        } else {
+            shown.join(", ")
+        }
+    };
+    if !broken.is_empty() {
+        problems.push(format!("passed at baseline, now fail: {}", list(&broken)));
+    }
+    if !skipped.is_empty() {
+        problems.push(format!(
+            "passed at baseline, now skipped: {}",
+            list(&skipped)
+        ));
+    }
+    if !missing.is_empty() {
+        problems.push(format!(
+            "passed at baseline, now missing: {}",
+            list(&missing)
+        ));
+    }
+    let before_total = before.tests.len();
+    let after_total = after.tests.len();
+    if after_total < before_total {
+        problems.push(format!(
+            "{after_total} tests ran, fewer than the {before_total} at baseline"
+        ));
+    }
+    if let (Some(b), Some(a)) = (before.collected, after.collected)
+        && a < b
+    {
+        problems.push(format!(
+            "{a} tests collected, fewer than the {b} at baseline"
+        ));
+    }
+    let failing_now = after
+        .tests
+        .values()
+        .filter(|o| matches!(o, TestOutcome::Failed | TestOutcome::Error))
+        .count();
+    if failing_now == 0 && run.exit_code != Some(0) {
+        problems.push(format!(
+            "the runner exited with {:?} although no test failed",
+            run.exit_code
+        ));
+    }
+    if failing_now > 0 && run.exit_code == Some(0) {
+        problems.push("the runner exited 0 although tests failed".to_string());
+    }
+    if problems.is_empty() {
+        let mut evidence = format!(
+            "{} (baseline: {}); every test that passed at baseline still passes",
+            after.counts.summary(),
+            before.counts.summary()
+        );
+        if !flaky.is_empty() {
+            evidence.push_str(&format!(
+                "; flaky, not counted: {}",
+                flaky.iter().cloned().collect::<Vec<_>>().join(", ")
+            ));
+        }
+        report(step, CheckStatus::Passed, evidence)
+    } else {
+        report(
+            step,
+            CheckStatus::Failed,
+            format!("{}: {}", run.headline(), problems.join("; ")),
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn results(ids: &[(&str, TestOutcome)]) -> TestResults {
+        let mut results = TestResults::default();
+        for (id, outcome) in ids {
+            results.tests.insert((*id).to_owned(), *outcome);
+        }
+        results
+    }
+
+    #[test]
+    fn a_test_parametrized_with_the_time_is_matched_to_its_new_ids() {
+        let before = results(&[
+            ("t.py::test_now[00:27:31]", TestOutcome::Passed),
+            ("t.py::test_other", TestOutcome::Passed),
+        ]);
+        let after = results(&[
+            ("t.py::test_now[00:28:05]", TestOutcome::Passed),
+            ("t.py::test_other", TestOutcome::Passed),
+            ("t.py::test_new", TestOutcome::Passed),
+        ]);
+        let renamed = renamed_parameters(&before, &after);
+        let actual = (
+            parameter_base("t.py::test_now[00:27:31]"),
+            parameter_base("t.py::test_other"),
+            renamed.get("t.py::test_now").cloned(),
+            renamed.len(),
+        );
+        let expected = (
+            Some("t.py::test_now"),
+            None,
+            Some(vec!["t.py::test_now[00:28:05]".to_owned()]),
+            1,
+        );
+        assert_eq!(actual, expected);
+    }
+
+    #[test]
+    fn a_test_process_that_died_after_starting_crashed_and_one_that_never_started_did_not() {
+        let run = |excerpt: &str, exit: i32| TestRun {
+            argv: Vec::new(),
+            counts: Some(plumb_protocol::TestCounts::default()),
+            results: None,
+            exit_code: Some(exit),
+            timed_out: false,
+            cancelled: false,
+            duration: std::time::Duration::ZERO,
+            excerpt: excerpt.to_string(),
+            limits_hit: Vec::new(),
+            note: None,
+        };
+        let overflow = "running 1 test\n\nthread 'hidden::tests::test_modp' has overflowed its stack\nfatal runtime error: stack overflow, aborting\n(signal: 6, SIGABRT: process abort signal)";
+        let compile_error =
+            "error[E0425]: cannot find function `modp` in this scope\nerror: could not compile";
+        let nothing = "running 0 tests\n";
+        assert_eq!(
+            (
+                crashed_while_running(&run(overflow, 101)),
+                crashed_while_running(&run(compile_error, 101)),
+                crashed_while_running(&run(nothing, 0)),
+            ),
+            (true, false, false)
+        );
+    }
+}

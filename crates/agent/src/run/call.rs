@@ -1,0 +1,264 @@
+//! One tool call: the helpers may refuse it or rewrite its arguments, then it runs (or `done`
+//! runs the ladder), the helpers may add to its answer or undo its write, and the answer goes into
+//! the history, shortened for the model and whole in the journal. A failed action counts toward
+//! "stuck"; a read repeated with nothing changed is answered from the earlier round.
+
+use std::time::Instant;
+
+use plumb_context::prompt::{self, Turn};
+use plumb_protocol::{Event, ToolCall};
+use plumb_tools::shorten::shorten;
+use plumb_tools::{DONE_TOOL, ToolContext, ToolError, ToolOutput};
+
+use super::Run;
+use super::handle::Parts;
+use super::stuck::Answered;
+use crate::ending::{Ending, elapsed_ms};
+use crate::policy::{Gate, ToolOutcome};
+
+/// The test tool: it runs commands, but a rerun with no file changed gives the same answer.
+const RUN_TESTS_TOOL: &str = "run_tests";
+
+/// The tools whose answer depends only on the files: asked again with nothing changed, they
+/// would answer the same.
+const READ_ONLY: [&str; 4] = ["search_code", "read_file", "list_files", RUN_TESTS_TOOL];
+
+impl Run {
+    /// Runs one tool call (or answers `done`) and records its result.
+    pub(super) async fn call_tool(&mut self, call: &ToolCall) -> Option<Ending> {
+        let round = self.round;
+        self.emit(Event::ToolStarted {
+            round,
+            call_id: call.id.clone(),
+            name: call.name.clone(),
+            arguments: call.arguments.clone(),
+        })
+        .await;
+        let started = Instant::now();
+        let mut line_limit = self.asked.config.limits.tool_output_lines;
+        let mut verified = false;
+        let mut ran = false;
+        let result = match self.policies.before_tool(call) {
+            Gate::Refuse(note) => Err(ToolError::RespondToModel(note)),
+            _ if call.name == DONE_TOOL => match self.answer_done().await {
+                Ok(done) => {
+                    verified = done.verified;
+                    done.result
+                }
+                Err(ending) => return Some(ending),
+            },
+            gate => {
+                if let Some(earlier) = self.repeated_read(call) {
+                    Err(ToolError::RespondToModel(format!(
+                        "you already called {} with these same arguments in round {earlier}, and no file has changed since, so the answer is the one you got then. Take the next step instead (read a file it pointed to, add a test, or edit).",
+                        call.name
+                    )))
+                } else if let serde_json::Value::String(raw) = &call.arguments {
+                    // Arguments that arrived as text and could not be repaired: nothing runs.
+                    let why = plumb_model::textcall::repair_arguments(raw)
+                        .err()
+                        .unwrap_or_else(|| "they are not one JSON object".to_string());
+                    Err(ToolError::RespondToModel(format!(
+                        "the arguments of your `{}` call could not be used: {why}. Nothing was done; send the arguments as one JSON object.",
+                        call.name
+                    )))
+                } else {
+                    let (result, limit) = self.run_tool(call, gate).await;
+                    line_limit = limit;
+                    ran = true;
+                    result
+                }
+            }
+        };
+        let duration_ms = elapsed_ms(started);
+        self.timings.tools_ms += duration_ms;
+        if let Err(ending) = self.count_change(call).await {
+            return Some(ending);
+        }
+        let mut outcome = match result {
+            Ok(out) => {
+                self.timings.commands_ms += out.command_time.as_millis() as u64;
+                if out.changed {
+                    self.changes += 1;
+                }
+                ToolOutcome {
+                    ok: true,
+                    ran,
+                    text: out.text,
+                    summary: out.summary,
+                    changed: out.changed,
+                    ..ToolOutcome::default()
+                }
+            }
+            Err(ToolError::RespondToModel(text)) => ToolOutcome {
+                ok: false,
+                ran,
+                summary: text.lines().next().unwrap_or_default().to_string(),
+                text,
+                ..ToolOutcome::default()
+            },
+            Err(ToolError::Infra(text)) => {
+                return Some(Ending::new(plumb_protocol::Outcome::InfraError, text));
+            }
+        };
+        if let Err(ending) = self.after_tool(call, &mut outcome).await {
+            return Some(ending);
+        }
+        let output = if outcome.ok {
+            outcome.text
+        } else {
+            format!("Error: {}", outcome.text)
+        };
+        let shown = shorten(&output, line_limit).text;
+        self.turns.push(Turn::ToolResult {
+            call_id: call.id.clone(),
+            text: shown,
+            one_line: format!("{}: {}", call.name, outcome.summary),
+            failed: !outcome.ok,
+        });
+        self.emit(Event::ToolFinished {
+            round,
+            call_id: call.id.clone(),
+            name: call.name.clone(),
+            ok: outcome.ok && (call.name != DONE_TOOL || verified),
+            summary: outcome.summary,
+            output,
+            duration_ms,
+        })
+        .await;
+        if outcome.changed
+            && let Err(ending) = self
+                .checkpoint(&format!("{} round {round}", call.name))
+                .await
+        {
+            return Some(ending);
+        }
+        if verified {
+            return Some(Ending::new(
+                plumb_protocol::Outcome::Success,
+                "the model said done and every check passed",
+            ));
+        }
+        if !outcome.ok || call.name == DONE_TOOL {
+            return self.count_failure(&call.name, &call.arguments);
+        }
+        self.stuck.succeeded();
+        None
+    }
+
+    /// Runs a tool of the registry, with the arguments a helper rewrote them to; returns its
+    /// result and how many lines of it the model is shown.
+    async fn run_tool(
+        &mut self,
+        call: &ToolCall,
+        gate: Gate,
+    ) -> (Result<ToolOutput, ToolError>, usize) {
+        let context = ToolContext {
+            workspace: &self.workspace,
+            sandbox: self.tester.sandbox(),
+            config: &self.asked.config,
+            test_command: Some(self.tester.command()),
+            cancel: &self.asked.cancel,
+            helpers: self.helpers,
+        };
+        let limit = self
+            .registry
+            .get(&call.name)
+            .map(|tool| tool.output_line_limit(&context))
+            .unwrap_or(self.asked.config.limits.tool_output_lines);
+        let (arguments, note) = match gate {
+            Gate::Rewrite { arguments, note } => (arguments, Some(note)),
+            Gate::Run | Gate::Refuse(_) => (call.arguments.clone(), None),
+        };
+        let result = self
+            .registry
+            .call(&context, &call.name, &arguments)
+            .await
+            .map(|mut out| {
+                if let Some(note) = &note {
+                    out.text = format!("{note}{}", out.text);
+                }
+                out
+            });
+        (result, limit)
+    }
+
+    /// Counts what a call may have changed: a tool that runs commands may have changed files
+    /// unreported (checkpointed at the round's end), and a test run is checkpointed at once so
+    /// that the same run asked again with nothing changed is known for a repeat.
+    async fn count_change(&mut self, call: &ToolCall) -> Result<(), Ending> {
+        let runs_commands = call.name == DONE_TOOL
+            || self
+                .registry
+                .get(&call.name)
+                .is_some_and(|tool| tool.runs_commands());
+        self.unsaved |= runs_commands;
+        if call.name == RUN_TESTS_TOOL {
+            let before = self.last_checkpoint.clone();
+            self.checkpoint(&format!("run_tests round {}", self.round))
+                .await?;
+            if self.last_checkpoint != before {
+                self.changes += 1;
+            }
+        } else if runs_commands {
+            self.changes += 1;
+        }
+        Ok(())
+    }
+
+    /// The helpers after a tool: each may add to what the model is told, or undo the write.
+    async fn after_tool(
+        &mut self,
+        call: &ToolCall,
+        outcome: &mut ToolOutcome,
+    ) -> Result<(), Ending> {
+        let mut parts = Parts {
+            round: self.round,
+            ticket: &self.asked.ticket,
+            config: &self.asked.config,
+            cancel: &self.asked.cancel,
+            workspace: &self.workspace,
+            tester: &mut self.tester,
+            baseline: &self.baseline,
+            emitter: &self.emitter,
+            last_checkpoint: &self.last_checkpoint,
+            timings: &mut self.timings,
+        };
+        self.policies.after_tool(&mut parts, call, outcome).await
+    }
+
+    /// The round of an identical earlier read-only call whose answer is still shown in full and
+    /// nothing has changed since. One the history has shrunk to a line may be made again.
+    fn repeated_read(&mut self, call: &ToolCall) -> Option<u32> {
+        if !READ_ONLY.contains(&call.name.as_str()) {
+            return None;
+        }
+        let results = self
+            .turns
+            .iter()
+            .filter(|t| matches!(t, Turn::ToolResult { .. }))
+            .count();
+        let now = Answered {
+            round: self.round,
+            result: results,
+            changes: self.changes,
+        };
+        let earlier = self.stuck.repeated_read(&call.name, &call.arguments, now)?;
+        if earlier.result < prompt::shrunk_before(results, self.keep_full) {
+            self.stuck.forget_read(&call.name, &call.arguments, now);
+            return None;
+        }
+        Some(earlier.round)
+    }
+
+    pub(super) fn count_failure(&mut self, tool: &str, args: &serde_json::Value) -> Option<Ending> {
+        let repeats = self.stuck.failed(tool, args);
+        let limit = self.asked.config.limits.stuck_repeats.max(1);
+        (repeats >= limit).then(|| {
+            Ending::new(
+                plumb_protocol::Outcome::Stuck,
+                format!("the same failed action ({tool}) came {repeats} times in a row"),
+            )
+        })
+    }
+}
