@@ -7,6 +7,7 @@ mod inline_tests;
 mod judged;
 mod lint_check;
 mod original;
+mod reproduce;
 mod static_checks;
 mod suite;
 mod test_checks;

@@ -1,0 +1,43 @@
+//! The guided phases' state machine, step by step: the order of the work (`flow.rs`), the
+//! figure trace's refusals and notes (`trace.rs`), and what a test run is read as (`verdicts.rs`).
+
+mod flow;
+mod trace;
+mod verdicts;
+
+use serde_json::json;
+
+use plumb_protocol::TestCounts;
+use plumb_verify::Runner;
+
+use super::verdict::{explain_mistake, same_assertion};
+use super::*;
+use crate::helpers::trace::Pointer;
+use crate::policy::Trial;
+
+fn call(name: &str, arguments: serde_json::Value) -> ToolCall {
+    ToolCall {
+        id: "c1".into(),
+        name: name.into(),
+        arguments,
+    }
+}
+
+fn verdict(now: TestVerdict, original: Option<TestVerdict>) -> CheckVerdict {
+    CheckVerdict {
+        now,
+        original,
+        same_failure: false,
+        broke_old: false,
+    }
+}
+
+const TEST: &str = "tests/test_gst.py";
+
+fn source_edit() -> ToolCall {
+    call("edit_file", json!({"path": "billing/invoice.py"}))
+}
+
+fn test_edit() -> ToolCall {
+    call("edit_file", json!({"path": TEST}))
+}
