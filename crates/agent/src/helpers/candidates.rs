@@ -112,14 +112,23 @@ impl Policy for Candidates {
                     confirmed: tried[index].confirmed,
                     chosen,
                 },
-                (None, None) => Tried {
-                    verdict: "it writes nothing, so there is nothing to try".into(),
-                    chosen,
-                    wanted: false,
-                    change: None,
-                    usable: true,
-                    confirmed: false,
-                },
+                // A sample without a call (cut at the reply limit, or prose) is never taken over
+                // a call, however unhelpful that call is: the round would teach nothing.
+                (None, None) => {
+                    let has_call = !chosen.reply.tool_calls.is_empty();
+                    Tried {
+                        verdict: if has_call {
+                            "it writes nothing, so there is nothing to try".into()
+                        } else {
+                            "it has no call".into()
+                        },
+                        chosen,
+                        wanted: false,
+                        change: None,
+                        usable: has_call,
+                        confirmed: false,
+                    }
+                }
                 (None, Some(trial)) => try_reply(run, chosen, &trial).await?,
             };
             tried.push(entry);

@@ -29,7 +29,7 @@ impl Run {
             }
         };
         let mut reply = reply;
-        let malformed = self.normalise_reply(&mut reply);
+        self.normalise_reply(&mut reply);
         let first = Chosen {
             reply,
             duration_ms: elapsed_ms(asked),
@@ -38,7 +38,14 @@ impl Run {
             Ok(chosen) => chosen,
             Err(ending) => return Some(ending),
         };
-        let Chosen { reply, duration_ms } = chosen;
+        let Chosen {
+            mut reply,
+            duration_ms,
+        } = chosen;
+        // Why the chosen reply's call cannot be used: a helper may have picked a sample over the
+        // first reply, so this is asked of the reply the round goes on with (normalising again
+        // changes nothing).
+        let malformed = self.normalise_reply(&mut reply);
         self.timings.model_ms += duration_ms;
         self.usage.add(&reply.usage);
         self.last_request_usd = reply.usage.usd;
