@@ -348,14 +348,19 @@ mod tests {
         }
     }
 
+    /// The baseline of the per-test cases: one test passing, one already broken.
+    fn one_passing_one_broken() -> TestResults {
+        results(&[
+            ("tests/test_a.py::test_one", TestOutcome::Passed),
+            ("tests/test_old.py::test_broken", TestOutcome::Failed),
+        ])
+    }
+
     #[test]
     fn reproduce_per_test_judges_the_targeted_tests_else_the_new_failures() {
         use TestOutcome::{Failed, Passed};
         let base_counts = counts(2, 1);
-        let base_results = results(&[
-            ("tests/test_a.py::test_one", Passed),
-            ("tests/test_old.py::test_broken", Failed),
-        ]);
+        let base_results = one_passing_one_broken();
         let baseline = Before {
             counts: &base_counts,
             results: Some(&base_results),
@@ -466,10 +471,7 @@ mod tests {
     fn pass_per_test_judges_the_targeted_and_reproduced_tests_only() {
         use TestOutcome::{Failed, Passed, Skipped};
         let base_counts = counts(1, 1);
-        let base_results = results(&[
-            ("tests/test_a.py::test_one", Passed),
-            ("tests/test_old.py::test_broken", Failed),
-        ]);
+        let base_results = one_passing_one_broken();
         let baseline = Before {
             counts: &base_counts,
             results: Some(&base_results),

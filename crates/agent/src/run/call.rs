@@ -11,7 +11,7 @@ use plumb_tools::shorten::shorten;
 use plumb_tools::{DONE_TOOL, ToolContext, ToolError, ToolOutput};
 
 use super::Run;
-use super::handle::Parts;
+use super::handle::parts_of;
 use super::stuck::Answered;
 use crate::ending::{Ending, elapsed_ms};
 use crate::policy::{Gate, ToolOutcome};
@@ -212,18 +212,7 @@ impl Run {
         call: &ToolCall,
         outcome: &mut ToolOutcome,
     ) -> Result<(), Ending> {
-        let mut parts = Parts {
-            round: self.round,
-            ticket: &self.asked.ticket,
-            config: &self.asked.config,
-            cancel: &self.asked.cancel,
-            workspace: &self.workspace,
-            tester: &mut self.tester,
-            baseline: &self.baseline,
-            emitter: &self.emitter,
-            last_checkpoint: &self.last_checkpoint,
-            timings: &mut self.timings,
-        };
+        let mut parts = parts_of!(self);
         self.policies.after_tool(&mut parts, call, outcome).await
     }
 

@@ -37,6 +37,25 @@ pub(super) struct Parts<'a> {
     pub timings: &'a mut Timings,
 }
 
+/// The `Parts` of a `Run`, borrowed field by field so the run's helpers stay free to be called.
+macro_rules! parts_of {
+    ($run:expr) => {
+        $crate::run::handle::Parts {
+            round: $run.round,
+            ticket: &$run.asked.ticket,
+            config: &$run.asked.config,
+            cancel: &$run.asked.cancel,
+            workspace: &$run.workspace,
+            tester: &mut $run.tester,
+            baseline: &$run.baseline,
+            emitter: &$run.emitter,
+            last_checkpoint: &$run.last_checkpoint,
+            timings: &mut $run.timings,
+        }
+    };
+}
+pub(super) use parts_of;
+
 impl Parts<'_> {
     async fn run_in(&mut self, dir: &Path, tests: &[String]) -> Result<TestRun, Ending> {
         self.tester.run_tests_in(dir, tests).await

@@ -8,7 +8,7 @@ use plumb_context::prompt::{self, Turn};
 use plumb_protocol::{Event, LoggedMessage, ModelReply, Outcome};
 
 use super::Run;
-use super::handle::ChoiceContext;
+use super::handle::{ChoiceContext, parts_of};
 use crate::ending::{Ending, elapsed_ms};
 use crate::policy::Chosen;
 
@@ -146,18 +146,7 @@ impl Run {
         };
         let (chooser, others) = self.policies.one_and_others(index);
         let mut handle = ChoiceContext::new(
-            super::handle::Parts {
-                round: self.round,
-                ticket: &self.asked.ticket,
-                config: &self.asked.config,
-                cancel: &self.asked.cancel,
-                workspace: &self.workspace,
-                tester: &mut self.tester,
-                baseline: &self.baseline,
-                emitter: &self.emitter,
-                last_checkpoint: &self.last_checkpoint,
-                timings: &mut self.timings,
-            },
+            parts_of!(self),
             self.model.as_ref(),
             &self.registry,
             self.helpers,

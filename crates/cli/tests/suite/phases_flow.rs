@@ -69,6 +69,27 @@ fn answers(report: &FinalReport) -> Vec<String> {
         .collect()
 }
 
+/// A fix-then-test run's end: verified, the second answer saying the new test passes with the fix
+/// and fails on the original code, the reproduce step's evidence naming `reproduced_by`.
+fn assert_fixed_then_tested(output: &Output, reproduced_by: &str) {
+    let report = report(output);
+    let answers = answers(&report);
+    let actual = (
+        output.status.code(),
+        report.outcome,
+        answers
+            .get(1)
+            .is_some_and(|a| a.contains("passes with your fix and fails on the original code")),
+        evidence(&report, CheckStep::Reproduce).contains(reproduced_by),
+    );
+    assert_eq!(
+        actual,
+        (Some(0), Outcome::Success, true, true),
+        "{answers:#?}\n{}",
+        stderr(output)
+    );
+}
+
 const GREET: &str = "def greeting(user):\n    name = \"guest\"\n    return f\"Hello, {name}!\"\n";
 const GREET_TEST: &str = "from greet import greeting\n\n\ndef test_greeting_is_friendly():\n    assert greeting(None).startswith(\"Hello\")\n";
 
@@ -265,22 +286,7 @@ fn a_rust_crate_with_its_tests_beside_the_code_finishes_under_the_phases() {
         ("done", json!({"summary": "add adds"})),
     ];
     let (output, _home) = fix(repo.path(), &calls, &["--sandbox", "bwrap"]);
-    let report = report(&output);
-    let answers = answers(&report);
-    let actual = (
-        output.status.code(),
-        report.outcome,
-        answers
-            .get(1)
-            .is_some_and(|a| a.contains("passes with your fix and fails on the original code")),
-        evidence(&report, CheckStep::Reproduce).contains("two_and_three"),
-    );
-    assert_eq!(
-        actual,
-        (Some(0), Outcome::Success, true, true),
-        "{answers:#?}\n{}",
-        stderr(&output)
-    );
+    assert_fixed_then_tested(&output, "two_and_three");
 }
 
 const CLAMP: &str = "function clamp(x, low, high) {\n  if (x < low) return low;\n  if (x > high) return x;\n  return x;\n}\n\nmodule.exports = { clamp };\n";
@@ -329,22 +335,7 @@ fn javascript_package_is_fixed_then_tested(
         ("done", json!({"summary": "values above the range are cut"})),
     ];
     let (output, _home) = fix(repo.path(), &calls, &["--sandbox", "bwrap"]);
-    let report = report(&output);
-    let answers = answers(&report);
-    let actual = (
-        output.status.code(),
-        report.outcome,
-        answers
-            .get(1)
-            .is_some_and(|a| a.contains("passes with your fix and fails on the original code")),
-        evidence(&report, CheckStep::Reproduce).contains(reproduced_by),
-    );
-    assert_eq!(
-        actual,
-        (Some(0), Outcome::Success, true, true),
-        "{answers:#?}\n{}",
-        stderr(&output)
-    );
+    assert_fixed_then_tested(&output, reproduced_by);
 }
 
 /// node's own runner (`node --test`), the one the imported HumanEvalFix tasks use.
