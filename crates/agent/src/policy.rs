@@ -93,6 +93,8 @@ pub(crate) struct Judgement {
     pub confirmed: bool,
     /// What the tries showed, for the journal.
     pub verdict: String,
+    /// The helper would undo it: a round spent on it teaches only what the undo says.
+    pub undone: bool,
 }
 
 /// A reply and the model time it took.
@@ -317,6 +319,7 @@ impl OtherPolicies<'_> {
             if let Some(judgement) = policy.judge(run, call, trial).await? {
                 all.wanted &= judgement.wanted;
                 all.confirmed |= judgement.confirmed;
+                all.undone |= judgement.undone;
                 verdicts.push(judgement.verdict);
             }
         }

@@ -279,7 +279,7 @@ async fn try_reply(
             chosen,
             wanted: tried.judgement.wanted,
             change: tried.change,
-            usable: true,
+            usable: !tried.judgement.undone,
             confirmed: tried.judgement.confirmed,
         },
     })
@@ -366,6 +366,7 @@ mod tests {
                 wanted,
                 confirmed: false,
                 verdict: format!("wanted: {wanted}"),
+                undone: false,
             },
             change: wanted.then(|| "patch".to_string()),
         }
@@ -393,6 +394,33 @@ mod tests {
         assert_eq!(run.samples.len(), 1, "no third sample was asked for");
         let events = run.events.lock().unwrap();
         assert_eq!(events.len(), 2, "both tried replies are journalled");
+    }
+
+    /// No sample does what is needed: the round goes on with one the helpers would keep, not
+    /// the model's first, which they would undo.
+    #[tokio::test]
+    async fn a_write_the_helpers_would_undo_is_not_chosen_over_one_they_keep() {
+        let mut run = FakeRun {
+            trial: Some(Trial::Fix { vote: false }),
+            ..FakeRun::default()
+        };
+        run.samples.extend([edit("y")]);
+        let undone = TriedWrite {
+            judgement: Judgement {
+                undone: true,
+                ..tried(false).judgement
+            },
+            ..tried(false)
+        };
+        run.tries.extend([undone, tried(false)]);
+        let chosen = Candidates::new(2)
+            .choose_reply(&mut run, &ModelRequest::default(), edit("w"))
+            .await
+            .unwrap_or_else(|e| panic!("{}", e.reason));
+        assert_eq!(
+            chosen.reply.tool_calls[0].arguments["new_text"],
+            serde_json::json!("y")
+        );
     }
 
     #[tokio::test]

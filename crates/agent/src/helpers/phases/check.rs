@@ -50,6 +50,7 @@ pub(crate) async fn run_phase_check(
     // A test written before any fix ran on the original code: that run is both.
     let mut original = matches!(check, PhaseCheck::First(_)).then_some(now);
     let mut same_failure = false;
+    let mut broke_code = false;
     // A failing test runs on the original code too after a later code edit: only to tell
     // whether the edit touched the figure that fails.
     let compare = now == TestVerdict::Fails && matches!(check, PhaseCheck::Again(_));
@@ -59,6 +60,9 @@ pub(crate) async fn run_phase_check(
         same_failure = now == TestVerdict::Fails
             && before_verdict == TestVerdict::Fails
             && verdict::same_assertion(&run.excerpt, &before.excerpt);
+        broke_code = compare
+            && verdict::code_stopped(&run.excerpt).is_some()
+            && verdict::code_stopped(&before.excerpt).is_none();
         if check.runs_on_the_original() {
             report.push_str(&format!(
                 "and on the original code: {}\n",
@@ -87,6 +91,7 @@ pub(crate) async fn run_phase_check(
             original,
             same_failure,
             broke_old,
+            broke_code,
         },
         PhaseReport {
             text: report,

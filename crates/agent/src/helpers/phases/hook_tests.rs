@@ -114,6 +114,53 @@ async fn a_fix_that_makes_the_baseline_failing_test_pass_opens_done_without_a_ne
     );
 }
 
+/// A code edit after which the baseline's failing test stops on `NameError`, where on the
+/// original code it failed with `original`: whether the edit was undone, and what the model was
+/// told.
+async fn edit_that_stops_on_a_name_error(original: &str) -> (u32, String) {
+    let mut run = FakeRun {
+        baseline: baseline(&[(EXAMPLES, Failed)]),
+        ..FakeRun::default()
+    };
+    let mut guided = guided(&run, &[]);
+    let stopped = ">       assert candidate('(()())') == ['(()())']\nseparate.py:9: in separate\n    if c == ' ':\nE   NameError: name 'c' is not defined";
+    run.runs
+        .push_back((Side::Workspace, test_run(&[(EXAMPLES, Failed)], stopped)));
+    run.runs
+        .push_back((Side::Original, test_run(&[(EXAMPLES, Failed)], original)));
+    run.runs
+        .push_back((Side::Workspace, test_run(&[(EXAMPLES, Failed)], stopped)));
+    let mut outcome = written();
+    guided
+        .after_tool(&mut run, &edit("separate.py"), &mut outcome)
+        .await
+        .unwrap_or_else(|e| panic!("{}", e.reason));
+    (run.undone, outcome.text)
+}
+
+/// HumanEvalFix Python/1 under the 1.5B model: an edit replaced the loop header `for c in
+/// paren_string:` with `if c == ' ':`, the example test went on failing (now on `NameError`), and
+/// the edit stayed; every later round built on the broken code. An edit that makes the code stop
+/// on an error the original code did not raise is undone, however the test ends.
+#[tokio::test]
+async fn an_edit_after_which_the_code_stops_on_a_name_error_is_undone() {
+    let (undone, text) =
+        edit_that_stops_on_a_name_error("E   AssertionError: assert [] == ['(()())']").await;
+    assert_eq!(undone, 1, "{text}");
+    assert!(
+        text.contains("NameError") && text.contains("With this change the code stops on an error"),
+        "{text}"
+    );
+}
+
+/// The same error on the original code (the bug is a name error itself) is not a step back.
+#[tokio::test]
+async fn a_name_error_the_original_code_raised_too_is_not_undone() {
+    let (undone, text) =
+        edit_that_stops_on_a_name_error("E   NameError: name 'x' is not defined").await;
+    assert_eq!(undone, 0, "{text}");
+}
+
 #[tokio::test]
 async fn a_fix_that_breaks_a_passing_test_is_undone() {
     let mut run = FakeRun {

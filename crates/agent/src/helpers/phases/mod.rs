@@ -127,6 +127,7 @@ impl Guided {
                     original: Some(TestVerdict::Fails),
                     same_failure: false,
                     broke_old: false,
+                    broke_code: false,
                 };
             }
             FigureSearch::NoneShowed(tries) => {
@@ -204,6 +205,7 @@ impl Policy for Guided {
         };
         let (verdict, _) = run_phase_check(run, &check).await?;
         let mut wanted = self.phases.wanted(&check, verdict);
+        let undone = self.phases.undoes(&check, verdict);
         let mut said = describe(&check, verdict);
         if self.figures
             && let Some(test_file) = self.phases.figure_search(&check, verdict)
@@ -235,6 +237,7 @@ impl Policy for Guided {
             wanted,
             confirmed,
             verdict: said,
+            undone,
         }))
     }
 
@@ -356,6 +359,9 @@ fn describe(check: &PhaseCheck, verdict: CheckVerdict) -> String {
         TestVerdict::Broken => "could not run",
     };
     let now = word(verdict.now);
+    if verdict.broke_code {
+        return "the code stops on an error after it that the original code did not raise".into();
+    }
     match (check, verdict.original) {
         (PhaseCheck::Existing(_), _) => format!(
             "the existing tests after it: {}",

@@ -181,6 +181,7 @@ impl Phases {
             PhaseCheck::Again(_) => {
                 verdict.now == TestVerdict::Passes
                     && !verdict.broke_old
+                    && !verdict.broke_code
                     && self
                         .test
                         .as_ref()
@@ -310,13 +311,14 @@ impl Phases {
             PhaseCheck::Existing(_) | PhaseCheck::First(_) => false,
         };
         let wanted = self.wanted(check, verdict);
-        (ran && model_test && !wanted && !verdict.broke_old)
+        (ran && model_test && !wanted && !verdict.broke_old && !verdict.broke_code)
             .then(|| check.test().map(str::to_string))
             .flatten()
     }
 
     /// True when the write that `check` followed is to be undone: a code edit that breaks tests
-    /// which passed before, or that stops the model's test, which ran, from running. A 1.5B model
+    /// which passed before, that makes the code stop on an error the original code did not raise
+    /// (a name no longer defined), or that stops the model's test, which ran, from running. A 1.5B model
     /// asked to repair its own broken rewrite rewrote more (one run spent all ten rounds on it);
     /// from the code as it was, it tries a smaller fix. Asked before [`Phases::record`].
     pub(crate) fn undoes(&self, check: &PhaseCheck, verdict: CheckVerdict) -> bool {
@@ -326,6 +328,7 @@ impl Phases {
             PhaseCheck::Existing(_) => verdict.now != TestVerdict::Passes,
             PhaseCheck::Again(_) => {
                 verdict.broke_old
+                    || verdict.broke_code
                     || (stops_running(verdict.now)
                         && self.test.as_ref().is_some_and(|t| !stops_running(t.now)))
             }
@@ -455,6 +458,8 @@ impl Phases {
                     // The code and the test's last runs stay as they were.
                     return if verdict.broke_old {
                         "This change broke tests that passed before (see above), so plumb undid it: the code is as it was before this edit."
+                    } else if verdict.broke_code {
+                        "With this change the code stops on an error before the test can check anything (see the error above), where the original code ran to the test's assertion; plumb undid it: the code is as it was before this edit. Change the code so that every name it uses is still defined."
                     } else {
                         "The test no longer runs with this change (see the error): the edit broke something the test needs, so plumb undid it."
                     };

@@ -65,6 +65,10 @@ pub(crate) struct CheckVerdict {
     /// After a code edit once the model has a test (`Again`): a test that passed at baseline
     /// fails in the project's suite.
     pub broke_old: bool,
+    /// After a code edit once a test shows the bug (`Again`): the test now stops on an error
+    /// that means the code cannot run (see [`code_stopped`]), where on the original code it did
+    /// not.
+    pub broke_code: bool,
 }
 
 /// Tests a write added or changed, or a reproduction to run again: the file it names in what the
@@ -162,6 +166,28 @@ pub(crate) fn same_assertion(one: &str, other: &str) -> bool {
         .iter()
         .any(|line| line.starts_with("assert ") || line.starts_with("AssertionError"));
     compares && first == assertions(other)
+}
+
+/// Errors that, raised where the test calls the code, mean the code can no longer run at all: a
+/// name it uses is not defined, a local read before it is set, an import or the syntax broken
+/// (Python; JavaScript's `ReferenceError`). A change that brings one in where the original code
+/// ran to the test's assertion is a step back, however the test ends.
+const CODE_STOPS: [&str; 7] = [
+    "NameError",
+    "UnboundLocalError",
+    "ImportError",
+    "ModuleNotFoundError",
+    "SyntaxError",
+    "IndentationError",
+    "ReferenceError",
+];
+
+/// The first line of a failure excerpt that names one of [`CODE_STOPS`], trimmed.
+pub(crate) fn code_stopped(excerpt: &str) -> Option<&str> {
+    excerpt
+        .lines()
+        .map(str::trim)
+        .find(|line| CODE_STOPS.iter().any(|error| line.contains(error)))
 }
 
 /// A plain-words reading of a test mistake small models make often and rarely see from the

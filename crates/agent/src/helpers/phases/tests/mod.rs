@@ -29,6 +29,7 @@ fn verdict(now: TestVerdict, original: Option<TestVerdict>) -> CheckVerdict {
         original,
         same_failure: false,
         broke_old: false,
+        broke_code: false,
     }
 }
 

@@ -31,6 +31,7 @@ fn a_fix_that_did_not_touch_the_asserted_figure_is_named() {
         original: Some(TestVerdict::Fails),
         same_failure: true,
         broke_old: false,
+        broke_code: false,
     };
     assert!(
         phases
