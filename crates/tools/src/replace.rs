@@ -10,6 +10,7 @@
 //! table 3 shows the edit format alone moves the solve rate; Aider keeps several for this reason.)
 
 use std::ops::Range;
+use std::path::Path;
 
 use async_trait::async_trait;
 use plumb_context::outline::{DefKind, Definition, definition_spans};
@@ -17,9 +18,10 @@ use plumb_context::syntax::Language;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+use crate::blocking::off_runtime;
 use crate::edit::{finish_edit, python_unshadow, read_text, resolve_for_write, with_note};
 use crate::tool::Tool;
-use crate::{ToolContext, ToolError, ToolOutput, args};
+use crate::{ToolContext, ToolError, ToolOutput, args, search};
 
 pub struct ReplaceFunction;
 
@@ -73,8 +75,26 @@ impl Tool for ReplaceFunction {
             .then(|| python_unshadow(&rel, &mut a.code))
             .flatten();
         let before = read_text(ctx, &rel).await?;
-        let span = find(language, &before, &rel, &a.name)?;
         let short = a.name.rsplit(['.', ':']).next().unwrap_or(&a.name);
+        let span = match find(language, &before, &rel, &a.name) {
+            Ok(span) => span,
+            Err(Missing::Elsewhere(message)) => {
+                let homes = defined_elsewhere(ctx, language, &rel, &a.name).await?;
+                return Err(ToolError::respond(match homes.as_slice() {
+                    [] => message,
+                    [home] => format!(
+                        "{rel} does not define {}; {home} does: call replace_function with path {home}.",
+                        a.name
+                    ),
+                    several => format!(
+                        "{rel} does not define {}; these files do: {}. Call replace_function with the path of the one to change.",
+                        a.name,
+                        several.join(", ")
+                    ),
+                }));
+            }
+            Err(Missing::Refused(err)) => return Err(err),
+        };
         check_code(language, &a.code, short)?;
         let (after, offset, code) = replaced(&before, span, &a.code);
         finish_edit(&path, &rel, &before, after, offset, &code)
@@ -91,14 +111,28 @@ fn callables(language: Language, source: &str) -> Vec<(Definition, Range<usize>)
         .collect()
 }
 
+/// Why `find` found no one definition.
+#[derive(Debug)]
+enum Missing {
+    /// The file defines nothing of that name (the sentence for the model): it may be defined in
+    /// another file.
+    Elsewhere(String),
+    /// Anything else: the name is ambiguous.
+    Refused(ToolError),
+}
+
+impl std::fmt::Display for Missing {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Missing::Elsewhere(message) => f.write_str(message),
+            Missing::Refused(err) => err.fmt(f),
+        }
+    }
+}
+
 /// The bytes of the definition `name` names in `source`: `f`, or `Owner.f` / `Owner::f` for a
 /// method of a class, impl or type `Owner`.
-fn find(
-    language: Language,
-    source: &str,
-    rel: &str,
-    name: &str,
-) -> Result<Range<usize>, ToolError> {
+fn find(language: Language, source: &str, rel: &str, name: &str) -> Result<Range<usize>, Missing> {
     let all = definition_spans(language, source);
     let (owner, short) = match name.rsplit_once(['.', ':']) {
         Some((owner, short)) => (Some(owner.trim_end_matches(':')), short),
@@ -137,7 +171,7 @@ fn find(
                 })
                 .take(30)
                 .collect();
-            Err(ToolError::respond(if names.is_empty() {
+            Err(Missing::Elsewhere(if names.is_empty() {
                 format!(
                     "{rel} defines no function or method; change it with edit_file (an empty old_text adds new_text at the end of the file)."
                 )
@@ -153,13 +187,55 @@ fn find(
                 .iter()
                 .map(|span| owner_of(span).unwrap_or("the top level").to_string())
                 .collect();
-            Err(ToolError::respond(format!(
+            Err(Missing::Refused(ToolError::respond(format!(
                 "{rel} defines {short} {} times (in {}): name the one to replace as Owner.{short}.",
                 several.len(),
                 owners.join(", ")
-            )))
+            ))))
         }
     }
+}
+
+/// The most files of the model's language that name the function and are parsed to find its
+/// definition, when the file the model gave does not define it.
+const MOST_FILES_LOOKED_IN: usize = 20;
+
+/// The other files (of the same language) that define `name` once: a small model often names the
+/// test file that calls a function instead of the file that defines it (HumanEvalFix Python/7: five
+/// rounds of `replace_function` on the test file, each told only what that file defines).
+async fn defined_elsewhere(
+    ctx: &ToolContext<'_>,
+    language: Language,
+    rel: &str,
+    name: &str,
+) -> Result<Vec<String>, ToolError> {
+    let tree = ctx.workspace.tree();
+    let short = name.rsplit(['.', ':']).next().unwrap_or(name).to_string();
+    let (rel, name) = (rel.to_string(), name.to_string());
+    off_runtime(move || {
+        let Ok(found) = search::search(&search::SearchRequest {
+            tree: &tree,
+            dir: None,
+            query: &short,
+            regex: false,
+            limit: 1000,
+        }) else {
+            return Vec::new();
+        };
+        let mut paths: Vec<String> = found.hits.into_iter().map(|hit| hit.path).collect();
+        paths.dedup();
+        paths
+            .into_iter()
+            .filter(|path| *path != rel && Language::from_path(Path::new(path)) == Some(language))
+            .take(MOST_FILES_LOOKED_IN)
+            .filter(|path| {
+                tree.read_entry_text(&tree.root().join(path), search::MAX_SEARCHED_BYTES)
+                    .ok()
+                    .is_some_and(|text| find(language, &text, path, &name).is_ok())
+            })
+            .collect()
+    })
+    .await
 }
 
 /// Refuses `code` that is not one whole definition of `name` (a body alone, another function).

@@ -369,6 +369,41 @@ fn which(program: &str) -> bool {
         .is_some_and(|paths| std::env::split_paths(&paths).any(|dir| dir.join(program).is_file()))
 }
 
+/// `replace_function` given the test file that calls the function (HumanEvalFix Python/7: five
+/// rounds of it) is told which file defines it.
+#[test]
+fn replace_function_on_the_wrong_file_names_the_file_that_defines_it() {
+    let repo = repo(
+        &[("median.py", MEDIAN), ("tests/test_median.py", MEDIAN_TEST)],
+        "`median` in `median.py` is buggy: its tests fail. Fix it.\n",
+    );
+    let calls = [
+        (
+            "replace_function",
+            json!({"path": "tests/test_median.py", "name": "median", "code": MEDIAN_FIX}),
+        ),
+        (
+            "replace_function",
+            json!({"path": "median.py", "name": "median", "code": MEDIAN_FIX}),
+        ),
+        ("done", json!({"summary": "the middle pair"})),
+    ];
+    let (output, _home) = fix(repo.path(), &calls, &["--sandbox", "none"]);
+    let report = report(&output);
+    let answers = answers(&report);
+    assert_eq!(
+        (answers.first().map(String::as_str), report.outcome),
+        (
+            Some(
+                "Error: tests/test_median.py does not define median; median.py does: call replace_function with path median.py."
+            ),
+            Outcome::Success
+        ),
+        "{answers:#?}\n{}",
+        stderr(&output)
+    );
+}
+
 /// Which helpers were on, and why, is in the report.
 #[test]
 fn the_report_lists_each_helper_and_why() {
