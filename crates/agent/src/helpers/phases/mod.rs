@@ -206,7 +206,7 @@ impl Policy for Guided {
         let (verdict, _) = run_phase_check(run, &check).await?;
         let mut wanted = self.phases.wanted(&check, verdict);
         let undone = self.phases.undoes(&check, verdict);
-        let mut said = describe(&check, verdict);
+        let mut said = describe(&check, verdict, self.phases.own_test());
         if self.figures
             && let Some(test_file) = self.phases.figure_search(&check, verdict)
             && let FigureSearch::Found(found) = figures::search_figures(run, &test_file).await?
@@ -351,7 +351,7 @@ impl Policy for Guided {
 }
 
 /// A tried write's verdict in words, for the journal.
-fn describe(check: &PhaseCheck, verdict: CheckVerdict) -> String {
+fn describe(check: &PhaseCheck, verdict: CheckVerdict, own_test: bool) -> String {
     let word = |verdict: TestVerdict| match verdict {
         TestVerdict::Passes => "passes",
         TestVerdict::Fails => "fails",
@@ -375,6 +375,7 @@ fn describe(check: &PhaseCheck, verdict: CheckVerdict) -> String {
             "its test {now} with the fix and {} on the original code",
             word(original)
         ),
-        _ => format!("the model's test {now} after it"),
+        _ if own_test => format!("the model's test {now} after it"),
+        _ => format!("the tests that show the bug, after it: {now}"),
     }
 }

@@ -304,16 +304,21 @@ impl Phases {
         let ran = matches!(verdict.now, TestVerdict::Passes | TestVerdict::Fails);
         let model_test = match check {
             PhaseCheck::BothWays(_) => true,
-            PhaseCheck::Again(_) => self
-                .test
-                .as_ref()
-                .is_some_and(|t| t.origin == Origin::Model),
+            PhaseCheck::Again(_) => self.own_test(),
             PhaseCheck::Existing(_) | PhaseCheck::First(_) => false,
         };
         let wanted = self.wanted(check, verdict);
         (ran && model_test && !wanted && !verdict.broke_old && !verdict.broke_code)
             .then(|| check.test().map(str::to_string))
             .flatten()
+    }
+
+    /// True when the test the phases run again is one the model wrote (not the task's named tests
+    /// or the tests that failed at baseline).
+    pub(crate) fn own_test(&self) -> bool {
+        self.test
+            .as_ref()
+            .is_some_and(|t| t.origin == Origin::Model)
     }
 
     /// True when the write that `check` followed is to be undone: a code edit that breaks tests
