@@ -157,6 +157,9 @@ impl Phases {
 
     /// A note refusing `call` in the current phase, or `None` when it may run.
     pub(crate) fn refusal(&self, call: &ToolCall) -> Option<String> {
+        if let Some(note) = self.changes_the_reproduction(call) {
+            return Some(note);
+        }
         let allowed = self.allowed_tools()?;
         if call.name == "create_file"
             && !allowed.contains(&call.name)
@@ -186,5 +189,34 @@ impl Phases {
             ));
         }
         self.repeats_undone_lines(call)
+    }
+
+    /// A note refusing a write that changes lines of the file holding the tests that show the
+    /// bug, when the task named them or they failed at baseline: they are the reproduction, and
+    /// the ladder's tamper check rejects a change to them at the end (HumanEvalFix Python/7: the
+    /// 1.5B model rewrote the example test's `check` in round 5 and worked on from there). Adding
+    /// a test at the end of that file (`edit_file` with an empty `old_text`) stays allowed.
+    fn changes_the_reproduction(&self, call: &ToolCall) -> Option<String> {
+        let test = self.test.as_ref().filter(|t| t.origin != Origin::Model)?;
+        let path = super::verdict::written_path(call)?;
+        let appends = call.name == "edit_file"
+            && call
+                .arguments
+                .get("old_text")
+                .and_then(|old| old.as_str())
+                .is_some_and(str::is_empty);
+        let holds_them = test
+            .targets
+            .iter()
+            .any(|target| target.split("::").next() == Some(path));
+        (holds_them && !appends).then(|| {
+            format!(
+                "{path} holds the tests that show the bug; they must stay as they are (plumb's checks reject a change to them). Change the code they test{}, {HOW_TO_FIX}. Nothing was done.",
+                self.source_file
+                    .as_deref()
+                    .map(|file| format!(" ({file})"))
+                    .unwrap_or_default()
+            )
+        })
     }
 }

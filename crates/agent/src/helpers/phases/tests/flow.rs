@@ -455,6 +455,53 @@ fn tests_failing_at_baseline_are_the_reproduction_and_their_pass_opens_done() {
     );
 }
 
+/// HumanEvalFix Python/7: the 1.5B model rewrote the example test's `check` in round 5. The tests
+/// that show the bug are the reproduction: a write that changes their file's lines is refused; a
+/// test added at its end, or an edit of the code, is not.
+#[test]
+fn the_file_of_the_tests_that_show_the_bug_is_not_rewritten() {
+    let mut phases = Phases::new(Runner::Pytest);
+    phases.probe_with(None, Some("filter.py".into()));
+    let ids = vec!["tests/test_filter.py::test_examples".to_string()];
+    phases.with_reproduction(Origin::Baseline, ids.clone(), ids[0].clone());
+    let calls = [
+        call(
+            "edit_file",
+            json!({"path": "tests/test_filter.py", "old_text": "    assert f([]) == []\n", "new_text": ""}),
+        ),
+        call(
+            "replace_function",
+            json!({"path": "tests/test_filter.py", "name": "check", "code": "def check(f):\n    pass"}),
+        ),
+        call(
+            "create_file",
+            json!({"path": "tests/test_filter.py", "content": ""}),
+        ),
+        call(
+            "edit_file",
+            json!({"path": "tests/test_filter.py", "old_text": "", "new_text": "def test_more():\n    assert True\n"}),
+        ),
+        call(
+            "edit_file",
+            json!({"path": "filter.py", "old_text": "x", "new_text": "y"}),
+        ),
+    ];
+    let refused: Vec<bool> = calls.iter().map(|c| phases.refusal(c).is_some()).collect();
+    assert_eq!(refused, vec![true, true, true, false, false]);
+    assert!(
+        phases.refusal(&calls[0]).unwrap().starts_with(
+            "tests/test_filter.py holds the tests that show the bug; they must stay as they are (plumb's checks reject a change to them). Change the code they test (filter.py),"
+        )
+    );
+    // The model's own test is its to change.
+    let mut own = Phases::new(Runner::Pytest);
+    own.record(
+        &PhaseCheck::First("tests/test_filter.py".into()),
+        verdict(TestVerdict::Fails, None),
+    );
+    assert_eq!(own.refusal(&calls[0]), None);
+}
+
 #[test]
 fn the_tasks_named_tests_stay_the_reproduction_whatever_test_the_model_adds() {
     let mut phases = Phases::new(Runner::Pytest);
