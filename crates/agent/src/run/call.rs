@@ -38,7 +38,16 @@ impl Run {
         let mut line_limit = self.asked.config.limits.tool_output_lines;
         let mut verified = false;
         let mut ran = false;
-        let result = match self.policies.before_tool(call) {
+        let gate = self.policies.before_tool(call);
+        // The helpers after the tool see the call as it ran: a rewrite may have sent it elsewhere.
+        let rewritten = match &gate {
+            Gate::Rewrite { arguments, .. } => Some(ToolCall {
+                arguments: arguments.clone(),
+                ..call.clone()
+            }),
+            Gate::Run | Gate::Refuse(_) => None,
+        };
+        let result = match gate {
             Gate::Refuse(note) => Err(ToolError::RespondToModel(note)),
             _ if call.name == DONE_TOOL => match self.answer_done().await {
                 Ok(done) => {
@@ -101,7 +110,10 @@ impl Run {
                 return Some(Ending::new(plumb_protocol::Outcome::InfraError, text));
             }
         };
-        if let Err(ending) = self.after_tool(call, &mut outcome).await {
+        if let Err(ending) = self
+            .after_tool(rewritten.as_ref().unwrap_or(call), &mut outcome)
+            .await
+        {
             return Some(ending);
         }
         let output = if outcome.ok {

@@ -142,6 +142,19 @@ impl Guided {
 /// What a write was, as the phases see it: tests (a test file, or test functions added beside
 /// the code in a Rust file whose code it left alone), else a change of the code. `None` when the
 /// call writes nothing.
+impl Guided {
+    /// `call` as it will run: `before_tool` may send it to the code's file.
+    fn as_it_runs<'c>(&self, call: &'c ToolCall) -> std::borrow::Cow<'c, ToolCall> {
+        match self.phases.to_the_code(call) {
+            Some((arguments, _)) => std::borrow::Cow::Owned(ToolCall {
+                arguments,
+                ..call.clone()
+            }),
+            None => std::borrow::Cow::Borrowed(call),
+        }
+    }
+}
+
 fn check_for(phases: &Phases, run: &dyn RunHandle, call: &ToolCall) -> Option<PhaseCheck> {
     let path = written_path(call)?;
     if is_test_file(path) {
@@ -191,7 +204,7 @@ impl Policy for Guided {
     }
 
     fn trial(&self, call: &ToolCall) -> Option<Trial> {
-        self.phases.trial(call)
+        self.phases.trial(&self.as_it_runs(call))
     }
 
     async fn judge(
@@ -200,7 +213,7 @@ impl Policy for Guided {
         call: &ToolCall,
         _trial: &Trial,
     ) -> Result<Option<Judgement>, Ending> {
-        let Some(check) = check_for(&self.phases, run, call) else {
+        let Some(check) = check_for(&self.phases, run, &self.as_it_runs(call)) else {
             return Ok(None);
         };
         let (verdict, _) = run_phase_check(run, &check).await?;
@@ -245,7 +258,11 @@ impl Policy for Guided {
         if let Some(note) = self.phases.refusal(call) {
             return Gate::Refuse(note);
         }
-        match self.phases.rebase_on_undone(call) {
+        match self
+            .phases
+            .to_the_code(call)
+            .or_else(|| self.phases.rebase_on_undone(call))
+        {
             Some((arguments, note)) => Gate::Rewrite { arguments, note },
             None => Gate::Run,
         }

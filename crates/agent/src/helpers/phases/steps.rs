@@ -191,32 +191,69 @@ impl Phases {
         self.repeats_undone_lines(call)
     }
 
-    /// A note refusing a write that changes lines of the file holding the tests that show the
-    /// bug, when the task named them or they failed at baseline: they are the reproduction, and
-    /// the ladder's tamper check rejects a change to them at the end (HumanEvalFix Python/7: the
-    /// 1.5B model rewrote the example test's `check` in round 5 and worked on from there). Adding
-    /// a test at the end of that file (`edit_file` with an empty `old_text`) stays allowed.
+    /// A note refusing an edit of the lines of the file holding the tests that show the bug, when
+    /// the task named them or they failed at baseline: they are the reproduction, and the ladder's
+    /// tamper check rejects a change to them at the end (HumanEvalFix Python/7: the 1.5B model
+    /// rewrote the example test's `check` with `edit_file` in round 5 and worked on from there).
+    /// A test added at the end of that file (an empty `old_text`) stays allowed, and
+    /// `replace_function` there is sent to the code's file ([`Phases::to_the_code`]): on HumanEvalFix
+    /// Python/14 refusing it only repeated the test file's path back, eight rounds running.
     fn changes_the_reproduction(&self, call: &ToolCall) -> Option<String> {
         let test = self.test.as_ref().filter(|t| t.origin != Origin::Model)?;
         let path = super::verdict::written_path(call)?;
-        let appends = call.name == "edit_file"
-            && call
+        let rewrites = match call.name.as_str() {
+            "edit_file" => call
                 .arguments
                 .get("old_text")
                 .and_then(|old| old.as_str())
-                .is_some_and(str::is_empty);
+                .is_some_and(|old| !old.is_empty()),
+            "create_file" => true,
+            _ => false,
+        };
         let holds_them = test
             .targets
             .iter()
             .any(|target| target.split("::").next() == Some(path));
-        (holds_them && !appends).then(|| {
+        (holds_them && rewrites).then(|| {
+            // The code's file first: a small model copies the first path it reads.
+            let code = self
+                .source_file
+                .as_deref()
+                .map(|file| format!("Change the code in {file}, not {path}"))
+                .unwrap_or_else(|| format!("Change the code, not {path}"));
             format!(
-                "{path} holds the tests that show the bug; they must stay as they are (plumb's checks reject a change to them). Change the code they test{}, {HOW_TO_FIX}. Nothing was done.",
-                self.source_file
-                    .as_deref()
-                    .map(|file| format!(" ({file})"))
-                    .unwrap_or_default()
+                "{code}: {path} holds the tests that show the bug, which must stay as they are (plumb's checks reject a change to them). Edit the code {HOW_TO_FIX}. Nothing was done."
             )
         })
+    }
+
+    /// A `replace_function` call aimed at the file holding the tests that show the bug (named, or
+    /// failing at baseline), sent to the code's file shown up front instead, with the note saying
+    /// so. The reproduction's file must not change, and a function of the code under test is
+    /// what such a call means: on HumanEvalFix Python/14 the 1.5B model sent the right fix of
+    /// `all_prefixes` with the test file's path eight rounds running. The tool still checks that
+    /// the code's file defines the function.
+    pub(crate) fn to_the_code(&self, call: &ToolCall) -> Option<(serde_json::Value, String)> {
+        if call.name != "replace_function" {
+            return None;
+        }
+        let test = self.test.as_ref().filter(|t| t.origin != Origin::Model)?;
+        let path = call.arguments.get("path")?.as_str()?;
+        let code = self.source_file.as_deref().filter(|file| *file != path)?;
+        if !test
+            .targets
+            .iter()
+            .any(|target| target.split("::").next() == Some(path))
+        {
+            return None;
+        }
+        let mut arguments = call.arguments.clone();
+        arguments["path"] = serde_json::Value::String(code.to_string());
+        Some((
+            arguments,
+            format!(
+                "plumb sent this to {code}: {path} holds the tests that show the bug, which must stay as they are.\n"
+            ),
+        ))
     }
 }

@@ -456,8 +456,10 @@ fn tests_failing_at_baseline_are_the_reproduction_and_their_pass_opens_done() {
 }
 
 /// HumanEvalFix Python/7: the 1.5B model rewrote the example test's `check` in round 5. The tests
-/// that show the bug are the reproduction: a write that changes their file's lines is refused; a
-/// test added at its end, or an edit of the code, is not.
+/// that show the bug are the reproduction: an edit of their file's lines is refused; a test added
+/// at its end and an edit of the code are not, and a `replace_function` there goes to the code's
+/// file (Python/14: the right fix of `all_prefixes`, sent with the test file's path eight rounds
+/// running).
 #[test]
 fn the_file_of_the_tests_that_show_the_bug_is_not_rewritten() {
     let mut phases = Phases::new(Runner::Pytest);
@@ -487,12 +489,21 @@ fn the_file_of_the_tests_that_show_the_bug_is_not_rewritten() {
         ),
     ];
     let refused: Vec<bool> = calls.iter().map(|c| phases.refusal(c).is_some()).collect();
-    assert_eq!(refused, vec![true, true, true, false, false]);
+    // replace_function goes to the code's file instead (below).
+    assert_eq!(refused, vec![true, false, true, false, false]);
     assert!(
         phases.refusal(&calls[0]).unwrap().starts_with(
-            "tests/test_filter.py holds the tests that show the bug; they must stay as they are (plumb's checks reject a change to them). Change the code they test (filter.py),"
+            "Change the code in filter.py, not tests/test_filter.py: tests/test_filter.py holds the tests that show the bug, which must stay as they are"
         )
     );
+    // A replace_function aimed at the tests' file goes to the code's file, with a note.
+    let (arguments, note) = phases.to_the_code(&calls[1]).unwrap();
+    assert_eq!(
+        (arguments["path"].as_str(), arguments["name"].as_str()),
+        (Some("filter.py"), Some("check"))
+    );
+    assert!(note.starts_with("plumb sent this to filter.py:"), "{note}");
+    assert_eq!(phases.to_the_code(&calls[4]), None);
     // The model's own test is its to change.
     let mut own = Phases::new(Runner::Pytest);
     own.record(
