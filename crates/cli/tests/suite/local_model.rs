@@ -9,11 +9,13 @@ use plumb_protocol::{Event, Outcome};
 use super::common::{Fixture, journal_events, plumb_command, report, stderr};
 
 const ROUNDS: u32 = 4;
-const TOOLS: [&str; 8] = [
+/// Every tool the model is offered (the registry's and `done`).
+const TOOLS: [&str; 9] = [
     "search_code",
     "read_file",
     "list_files",
     "edit_file",
+    "replace_function",
     "create_file",
     "run_tests",
     "run",
