@@ -29,6 +29,9 @@ pub(crate) struct Ladder {
     /// The tests the last `done` targeted, and those of them that failed on the baseline source.
     pub(super) target_tests: Vec<String>,
     pub(super) reproduce_failing: Vec<String>,
+    /// The baseline run crashed before it named a test, so `reproduce_failing` holds the targets
+    /// as plumb gave them (a cargo name filter), not the ids a run reports.
+    pub(super) reproduce_crashed: bool,
     /// How many times the model said `done` (names the folders the checks use).
     pub(crate) done_count: u32,
     /// Whether `checks/baseline` in the run folder holds the baseline tree (written once, for lint).
@@ -43,6 +46,7 @@ impl Ladder {
             tamper_policy,
             target_tests: Vec::new(),
             reproduce_failing: Vec::new(),
+            reproduce_crashed: false,
             done_count: 0,
             baseline_view_ready: false,
         }

@@ -53,6 +53,7 @@ impl Ladder {
         let inline = inline_tests(changes);
         self.target_tests = target_tests(cx.fail_to_pass, changes, &inline);
         self.reproduce_failing.clear();
+        self.reproduce_crashed = false;
         let checked = if self.target_tests.is_empty() {
             (
                 report(
@@ -172,6 +173,7 @@ impl Ladder {
         // recurses or allocates without end).
         if counts.total() == 0 && crashed_while_running(&run) {
             self.reproduce_failing = targets.clone();
+            self.reproduce_crashed = true;
             return Ok((
                 report(
                     step,

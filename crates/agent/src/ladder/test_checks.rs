@@ -146,7 +146,7 @@ impl Ladder {
             let missing: Vec<&String> = self
                 .reproduce_failing
                 .iter()
-                .filter(|id| results.tests.get(*id) != Some(&TestOutcome::Passed))
+                .filter(|id| !passes_now(results, id, self.reproduce_crashed))
                 .collect();
             if !missing.is_empty() {
                 let missing: Vec<String> = missing.into_iter().cloned().collect();
@@ -362,6 +362,35 @@ fn per_test_check(
         )
     }
 }
+
+/// Whether `id`, which failed on the baseline source, passes in `results`. When the baseline run
+/// `crashed` before it named any test (a stack overflow, the memory limit), the reproduce step
+/// kept the targets as plumb gave them — a cargo name filter, a test file — so an id no result
+/// has passes when every result it selects passed, and one did (HumanEvalFix's Rust/49 and
+/// Rust/156: `test_modp` crashed, `hidden::tests::test_modp` passes with the fix). Otherwise an
+/// id is a result's own and must pass as itself: a test file that could not even be collected on
+/// the baseline (it imports what the change adds) is not matched by its tests passing now.
+fn passes_now(results: &TestResults, id: &str, crashed: bool) -> bool {
+    if let Some(outcome) = results.tests.get(id) {
+        return *outcome == TestOutcome::Passed;
+    }
+    if !crashed {
+        return false;
+    }
+    let mut selected = results
+        .tests
+        .iter()
+        .filter(|(name, _)| whole_suite::belongs(name, id) || ends_with_name(name, id))
+        .peekable();
+    selected.peek().is_some() && selected.all(|(_, outcome)| *outcome == TestOutcome::Passed)
+}
+
+/// Whether the test path `id` ends with the test `name` (`hidden::tests::test_modp`, `pkg/TestX`).
+fn ends_with_name(id: &str, name: &str) -> bool {
+    id.strip_suffix(name)
+        .is_some_and(|head| head.ends_with("::") || head.ends_with('/'))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -399,5 +428,39 @@ mod tests {
             1,
         );
         assert_eq!(actual, expected);
+    }
+
+    /// Rust/49 and Rust/156 of HumanEvalFix: the buggy code crashed the test binary, so the
+    /// baseline named no test and the reproduce step kept the name filter `test_modp`; the fix's
+    /// run names the test by its path. The pass step held the oracle's fix back before.
+    #[test]
+    fn a_target_kept_from_a_crashed_baseline_passes_by_the_tests_it_selects() {
+        let fixed = results(&[
+            ("hidden::tests::test_modp", TestOutcome::Passed),
+            ("tests::builds", TestOutcome::Passed),
+        ]);
+        let still_broken = results(&[
+            ("hidden::tests::test_modp", TestOutcome::Failed),
+            ("tests::builds", TestOutcome::Passed),
+        ]);
+        let file = results(&[
+            ("tests/test_a.py::test_one", TestOutcome::Passed),
+            ("tests/test_a.py::test_two", TestOutcome::Error),
+        ]);
+        let crashed = [
+            passes_now(&fixed, "test_modp", true),
+            passes_now(&fixed, "modp", true),
+            passes_now(&still_broken, "test_modp", true),
+            passes_now(&fixed, "test_gone", true),
+            passes_now(&file, "tests/test_a.py", true),
+            passes_now(&file, "tests/test_a.py::test_one", true),
+        ];
+        assert_eq!(crashed, [true, false, false, false, false, true]);
+        // Ids a baseline run reported are matched as they are.
+        let reported = [
+            passes_now(&fixed, "test_modp", false),
+            passes_now(&fixed, "hidden::tests::test_modp", false),
+        ];
+        assert_eq!(reported, [false, true]);
     }
 }

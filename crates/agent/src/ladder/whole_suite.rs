@@ -48,7 +48,7 @@ fn how(run: &TestRun, per_test: bool) -> String {
 }
 
 /// Whether the test `id` is one of `target` (a test id, a file or a folder).
-fn belongs(id: &str, target: &str) -> bool {
+pub(super) fn belongs(id: &str, target: &str) -> bool {
     id == target
         || id.strip_prefix(target).is_some_and(|rest| {
             rest.starts_with("::") || rest.starts_with('/') || rest.starts_with('[')

@@ -9,7 +9,8 @@
 //! "example.com/m/calc","Test":"TestAdd/small",…}`. A test id is the package and the test,
 //! subtests included: `example.com/m/calc/TestAdd/small`. A test that started and never
 //! finished (the binary crashed or timed out in it) is an `Error`, and so is a package that failed
-//! without a failed test (it did not build, or died outside any test), under the package's path.
+//! without a failed or unfinished test (it did not build, or died outside any test), under the
+//! package's path.
 //! The counts and the excerpt read the same output as the text go would have printed without
 //! `-json`: the events' `Output`.
 
@@ -287,7 +288,7 @@ fn event(line: &str) -> Option<Event> {
 /// package (go did not get as far as running anything: a bad flag, no go.mod).
 pub(crate) fn results(text: &str) -> Option<TestResults> {
     let mut outcomes = Outcomes::default();
-    let mut started: BTreeSet<String> = BTreeSet::new();
+    let mut started: BTreeSet<(String, String)> = BTreeSet::new();
     let mut failed_packages: Vec<String> = Vec::new();
     let mut packages_with_failed_tests: BTreeSet<String> = BTreeSet::new();
     let mut found = false;
@@ -302,7 +303,7 @@ pub(crate) fn results(text: &str) -> Option<TestResults> {
             "skip" => TestOutcome::Skipped,
             "run" => {
                 if let Some(test) = event.test {
-                    started.insert(format!("{package}/{test}"));
+                    started.insert((package, test));
                 }
                 continue;
             }
@@ -323,9 +324,14 @@ pub(crate) fn results(text: &str) -> Option<TestResults> {
     if !found {
         return None;
     }
-    for id in started {
+    for (package, test) in started {
+        let id = format!("{package}/{test}");
         if outcomes.get(&id).is_none() {
             outcomes.add(id, TestOutcome::Error);
+            // The test the binary died in explains its package's failure, so the package gets
+            // no id of its own: a later run that passes reports none for it (a package's `pass`
+            // names no test), and a fixed crash would read as "failed before, missing now".
+            packages_with_failed_tests.insert(package);
         }
     }
     for package in failed_packages {
@@ -419,11 +425,37 @@ mod tests {
 "#;
         let actual = outcomes_of(text);
         let expected = BTreeMap::from([
-            ("m/a".to_string(), TestOutcome::Error),
             ("m/a/TestA".to_string(), TestOutcome::Passed),
             ("m/a/TestA/sub".to_string(), TestOutcome::Passed),
             ("m/a/TestHangs".to_string(), TestOutcome::Error),
         ]);
+        assert_eq!(actual, expected);
+    }
+
+    /// Go/76 of HumanEvalFix: the buggy code recursed until the stack overflowed inside the test.
+    /// The fix's run reports the test passed and nothing for the package, so an id for the
+    /// package at the baseline held the oracle's fix back as "failed before, not passing now".
+    #[test]
+    fn a_crash_inside_a_test_is_that_tests_error_and_a_crash_outside_is_the_packages() {
+        let crashed_in_a_test = r#"{"Action":"run","Package":"m/a","Test":"TestPow"}
+{"Action":"output","Package":"m/a","Output":"runtime: goroutine stack exceeds 1000000000-byte limit
+"}
+{"Action":"fail","Package":"m/a","Elapsed":1}
+"#;
+        let fixed = r#"{"Action":"run","Package":"m/a","Test":"TestPow"}
+{"Action":"pass","Package":"m/a","Test":"TestPow","Elapsed":0}
+{"Action":"pass","Package":"m/a","Elapsed":0}
+"#;
+        let crashed_outside = r#"{"Action":"output","Package":"m/b","Output":"panic: in init
+"}
+{"Action":"fail","Package":"m/b","Elapsed":0}
+"#;
+        let actual = [crashed_in_a_test, fixed, crashed_outside].map(outcomes_of);
+        let expected = [
+            BTreeMap::from([("m/a/TestPow".to_string(), TestOutcome::Error)]),
+            BTreeMap::from([("m/a/TestPow".to_string(), TestOutcome::Passed)]),
+            BTreeMap::from([("m/b".to_string(), TestOutcome::Error)]),
+        ];
         assert_eq!(actual, expected);
     }
 

@@ -39,7 +39,7 @@ fn json_events_become_per_test_outcomes() {
             tests: tests(&[
                 ("example.com/shop/broken", TestOutcome::Error),
                 ("example.com/shop/cart/TestTotal", TestOutcome::Passed),
-                ("example.com/shop/money", TestOutcome::Error),
+                // The package died in TestHang: its error is the test's, not the package's too.
                 ("example.com/shop/money/TestHang", TestOutcome::Error),
                 ("example.com/shop/tax/TestGST", TestOutcome::Failed),
                 ("example.com/shop/tax/TestGST/reduced", TestOutcome::Failed),
@@ -52,7 +52,7 @@ fn json_events_become_per_test_outcomes() {
                 passed: 3,
                 failed: 2,
                 skipped: 1,
-                errors: 3,
+                errors: 2,
                 ..TestCounts::default()
             },
         }),

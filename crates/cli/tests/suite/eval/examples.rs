@@ -171,27 +171,32 @@ fn models_that_game_the_tests_resolve_nothing_and_are_flagged_or_held_back() {
 /// through the oracle resolve and are verified.
 #[test]
 fn an_imported_humanevalfix_set_runs_and_the_oracle_resolves_its_tasks() {
-    oracle_resolves_two_imported_tasks("python", &[]);
+    oracle_resolves_imported_tasks("python", &[], &[]);
 }
 
 /// The same for Go, whose setup phase (with the network, as `scripts/eval-bench.sh` runs it)
 /// warms the build cache. The ladder targets the hidden `_test.go` file the oracle writes: it
 /// was narrowed to the file's path, go ran no test, and every Go task was held back as
-/// "already passes".
+/// "already passes". Go/76's buggy code recurses until the stack overflows inside its test: the
+/// package's failure was counted as an id of its own, which the fix's run does not report, so
+/// the fix was held back as "failed on the baseline but do not pass now".
 #[test]
 fn an_imported_go_set_runs_and_the_oracle_resolves_its_tasks() {
-    oracle_resolves_two_imported_tasks("go", &["-c", "setup_network=true"]);
+    oracle_resolves_imported_tasks("go", &["Go/76"], &["-c", "setup_network=true"]);
 }
 
 /// The same for Rust, whose hidden tests are a file compiled only for tests (`src/hidden.rs`,
 /// declared by a `#[cfg(test)] mod hidden;` line the test patch adds to `src/lib.rs`): no test
-/// *file* by its path, so the ladder found no new test and held every Rust task back.
+/// *file* by its path, so the ladder found no new test and held every Rust task back. Rust/49's
+/// buggy code overflows the stack, so the baseline names no test: the name the reproduce step
+/// kept (`test_modp`) must count as passed when the test it selects does.
 #[test]
 fn an_imported_rust_set_runs_and_the_oracle_resolves_its_tasks() {
-    oracle_resolves_two_imported_tasks("rust", &["-c", "setup_network=true"]);
+    oracle_resolves_imported_tasks("rust", &["Rust/49"], &["-c", "setup_network=true"]);
 }
 
-fn oracle_resolves_two_imported_tasks(lang: &str, settings: &[&str]) {
+/// The oracle on the first and the 101st task of a language's imported set, and on `named`.
+fn oracle_resolves_imported_tasks(lang: &str, named: &[&str], settings: &[&str]) {
     let dir = tempfile::tempdir().unwrap();
     let home = tempfile::tempdir().unwrap();
     let set = dir.path().join("set");
@@ -215,11 +220,12 @@ fn oracle_resolves_two_imported_tasks(lang: &str, settings: &[&str]) {
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
-    let chosen = [
+    let mut chosen = vec![
         lines[0]["instance_id"].as_str().unwrap(),
         lines[100]["instance_id"].as_str().unwrap(),
     ];
-    let filter = format!("^({}|{})$", chosen[0], chosen[1]);
+    chosen.extend(named);
+    let filter = format!("^({})$", chosen.join("|"));
     let out = dir.path().join("out");
     let mut args: Vec<&str> = settings.to_vec();
     args.extend([
@@ -236,12 +242,16 @@ fn oracle_resolves_two_imported_tasks(lang: &str, settings: &[&str]) {
     let output = eval(home.path(), &args);
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     let results = results(&out);
-    let mut both: Vec<String> = chosen.iter().map(|s| (*s).to_owned()).collect();
-    both.sort();
+    let mut all: Vec<String> = chosen.iter().map(|s| (*s).to_owned()).collect();
+    all.sort();
+    let sorted = |mut ids: Vec<String>| {
+        ids.sort();
+        ids
+    };
     let actual = (
         lines.len(),
-        ids(&results, |r| r.resolved()),
-        ids(&results, |r| r.verified()),
+        sorted(ids(&results, |r| r.resolved())),
+        sorted(ids(&results, |r| r.verified())),
     );
-    assert_eq!(actual, (148, both.clone(), both), "{}", stderr(&output));
+    assert_eq!(actual, (148, all.clone(), all), "{}", stderr(&output));
 }
