@@ -139,9 +139,6 @@ impl Guided {
     }
 }
 
-/// What a write was, as the phases see it: tests (a test file, or test functions added beside
-/// the code in a Rust file whose code it left alone), else a change of the code. `None` when the
-/// call writes nothing.
 impl Guided {
     /// `call` as it will run: `before_tool` may send it to the code's file.
     fn as_it_runs<'c>(&self, call: &'c ToolCall) -> std::borrow::Cow<'c, ToolCall> {
@@ -155,6 +152,9 @@ impl Guided {
     }
 }
 
+/// What a write was, as the phases see it: tests (a test file, or test functions added beside
+/// the code in a Rust file whose code it left alone), else a change of the code. `None` when the
+/// call writes nothing.
 fn check_for(phases: &Phases, run: &dyn RunHandle, call: &ToolCall) -> Option<PhaseCheck> {
     let path = written_path(call)?;
     if is_test_file(path) {

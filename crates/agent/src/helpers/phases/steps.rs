@@ -199,7 +199,6 @@ impl Phases {
     /// `replace_function` there is sent to the code's file ([`Phases::to_the_code`]): on HumanEvalFix
     /// Python/14 refusing it only repeated the test file's path back, eight rounds running.
     fn changes_the_reproduction(&self, call: &ToolCall) -> Option<String> {
-        let test = self.test.as_ref().filter(|t| t.origin != Origin::Model)?;
         let path = super::verdict::written_path(call)?;
         let rewrites = match call.name.as_str() {
             "edit_file" => call
@@ -210,11 +209,7 @@ impl Phases {
             "create_file" => true,
             _ => false,
         };
-        let holds_them = test
-            .targets
-            .iter()
-            .any(|target| target.split("::").next() == Some(path));
-        (holds_them && rewrites).then(|| {
+        (rewrites && self.holds_the_reproduction(path)).then(|| {
             // The code's file first: a small model copies the first path it reads.
             let code = self
                 .source_file
@@ -227,6 +222,19 @@ impl Phases {
         })
     }
 
+    /// Whether `path` holds the tests that show the bug, when the task named them or they failed
+    /// at baseline (the model's own test is its to change).
+    fn holds_the_reproduction(&self, path: &str) -> bool {
+        self.test
+            .as_ref()
+            .filter(|t| t.origin != Origin::Model)
+            .is_some_and(|test| {
+                test.targets
+                    .iter()
+                    .any(|target| target.split("::").next() == Some(path))
+            })
+    }
+
     /// A `replace_function` call aimed at the file holding the tests that show the bug (named, or
     /// failing at baseline), sent to the code's file shown up front instead, with the note saying
     /// so. The reproduction's file must not change, and a function of the code under test is
@@ -237,14 +245,9 @@ impl Phases {
         if call.name != "replace_function" {
             return None;
         }
-        let test = self.test.as_ref().filter(|t| t.origin != Origin::Model)?;
         let path = call.arguments.get("path")?.as_str()?;
         let code = self.source_file.as_deref().filter(|file| *file != path)?;
-        if !test
-            .targets
-            .iter()
-            .any(|target| target.split("::").next() == Some(path))
-        {
+        if !self.holds_the_reproduction(path) {
             return None;
         }
         let mut arguments = call.arguments.clone();
