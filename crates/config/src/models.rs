@@ -148,6 +148,11 @@ pub struct Helpers {
     /// Rewrites of Python text the model writes: `x = x(...)` renamed, test parameters that are
     /// the file's helpers taken out, loose lines appended to a test refused.
     pub python_rewrites: Option<bool>,
+    /// With guided phases: a fix after which the task's or the baseline's failing tests still
+    /// fail is undone, and a write that brings back code a check already failed on is undone
+    /// before any test runs. Off unless set, whatever the profile, until the eval subset says
+    /// what it is worth.
+    pub undo_failing_fixes: Option<bool>,
 }
 
 /// Replies tried per fixing round for a small model, and the most any setting gives. Only
@@ -191,6 +196,7 @@ impl Helpers {
             trace: Some(self.trace.unwrap_or(small)),
             python_notes: Some(self.python_notes.unwrap_or(small)),
             python_rewrites: Some(effect.python_rewrites),
+            undo_failing_fixes: Some(self.undo_failing_fixes.unwrap_or(false)),
         }
     }
 
@@ -270,6 +276,7 @@ mod tests {
                 trace: Some(true),
                 python_notes: Some(true),
                 python_rewrites: Some(true),
+                undo_failing_fixes: Some(false),
             }
         );
         let effect = pinned.for_profile(CAPABLE);

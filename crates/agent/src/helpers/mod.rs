@@ -11,6 +11,7 @@
 //! | `trace` | names the line that makes the ticket's wrong figure (`trace.rs`) | with figures, the source file and closest test shown up front |
 //! | `candidates` | samples more replies and keeps the write that does what is needed (`candidates.rs`) | with phases, a model that can sample again |
 //! | `python_notes` | notes on `UnboundLocalError` and `NameError` after an undone fix (`python_notes/`) | with phases, pytest |
+//! | `undo_failing_fixes` | undoes a fix after which the failing tests still fail, and refuses code already tried (`phases/tried.rs`) | with phases; off unless set |
 //!
 //! `thought`, `code_up_front`, `show_file_on_failed_edit` and `python_rewrites` shape the prompt
 //! and the tools rather than the loop; they are listed here too, with the same rule.
@@ -139,14 +140,22 @@ pub(crate) fn select(facts: &RunFacts<'_>) -> Selection {
             },
         ),
     );
+    // New, and not yet measured on the eval subset: off unless set, whatever the profile.
+    let undo_failing = match settings.undo_failing_fixes {
+        Some(true) => with_phases(
+            "undo_failing_fixes",
+            Ok("helpers.undo_failing_fixes=true".to_string()),
+        ),
+        Some(false) => Err("off: helpers.undo_failing_fixes=false".to_string()),
+        None => Err("off unless set: not yet measured on the eval subset".to_string()),
+    };
 
     let mut policies: Vec<Box<dyn Policy>> = Vec::new();
     if phases.is_ok() {
-        policies.push(Box::new(phases::Guided::new(
-            facts,
-            figures.is_ok(),
-            trace.is_ok(),
-        )));
+        policies.push(Box::new(
+            phases::Guided::new(facts, figures.is_ok(), trace.is_ok())
+                .undo_failing_fixes(undo_failing.is_ok()),
+        ));
     }
     if candidates.is_ok() {
         policies.push(Box::new(candidates::Candidates::new(effect.candidates)));
@@ -168,6 +177,7 @@ pub(crate) fn select(facts: &RunFacts<'_>) -> Selection {
         state("trace", &trace),
         state("candidates", &candidates),
         state("python_notes", &python_notes),
+        state("undo_failing_fixes", &undo_failing),
         prompt_helper("thought", settings.thought),
         prompt_helper("code_up_front", settings.code_up_front),
         prompt_helper(

@@ -447,6 +447,7 @@ fn the_report_lists_each_helper_and_why() {
             ("trace".to_string(), false),
             ("candidates".to_string(), false),
             ("python_notes".to_string(), true),
+            ("undo_failing_fixes".to_string(), false),
             ("thought".to_string(), true),
             ("code_up_front".to_string(), true),
             ("show_file_on_failed_edit".to_string(), true),

@@ -290,6 +290,7 @@ fn every_key_set() -> Config {
             trace: Some(true),
             python_notes: Some(true),
             python_rewrites: Some(true),
+            undo_failing_fixes: Some(true),
         },
     }
 }

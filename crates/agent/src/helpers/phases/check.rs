@@ -51,6 +51,7 @@ pub(crate) async fn run_phase_check(
     let mut original = matches!(check, PhaseCheck::First(_)).then_some(now);
     let mut same_failure = false;
     let mut broke_code = false;
+    let mut passes_more = false;
     // A failing test runs on the original code too after a later code edit: only to tell
     // whether the edit touched the figure that fails.
     let compare = now == TestVerdict::Fails && matches!(check, PhaseCheck::Again(_));
@@ -63,6 +64,9 @@ pub(crate) async fn run_phase_check(
         broke_code = compare
             && verdict::code_stopped(&run.excerpt).is_some()
             && verdict::code_stopped(&before.excerpt).is_none();
+        passes_more = compare
+            && targeted(&run, &tests, TestOutcome::Passed)
+                > targeted(&before, &tests, TestOutcome::Passed);
         if check.runs_on_the_original() {
             report.push_str(&format!(
                 "and on the original code: {}\n",
@@ -92,6 +96,7 @@ pub(crate) async fn run_phase_check(
             same_failure,
             broke_old,
             broke_code,
+            passes_more,
         },
         PhaseReport {
             text: report,
@@ -124,13 +129,7 @@ pub(crate) fn regressions_verdict(baseline: &Baseline, run: &TestRun) -> TestVer
 /// it gave them (a run widened to the whole suite counts only these tests), else from its
 /// counts.
 pub(crate) fn targeted_verdict(run: &TestRun, targets: &[String]) -> TestVerdict {
-    let outcomes: Vec<TestOutcome> = run
-        .results
-        .iter()
-        .flat_map(|results| results.tests.iter())
-        .filter(|(id, _)| targets.iter().any(|target| names_test(target, id)))
-        .map(|(_, outcome)| *outcome)
-        .collect();
+    let outcomes = targeted_outcomes(run, targets);
     if outcomes.is_empty() {
         return run_verdict(run);
     }
@@ -142,6 +141,21 @@ pub(crate) fn targeted_verdict(run: &TestRun, targets: &[String]) -> TestVerdict
         ..TestCounts::default()
     };
     TestVerdict::of(&counts, &run.excerpt)
+}
+
+/// The outcomes, in one run, of the tests `targets` names.
+fn targeted_outcomes(run: &TestRun, targets: &[String]) -> Vec<TestOutcome> {
+    run.results
+        .iter()
+        .flat_map(|results| results.tests.iter())
+        .filter(|(id, _)| targets.iter().any(|target| names_test(target, id)))
+        .map(|(_, outcome)| *outcome)
+        .collect()
+}
+
+/// How many of the tests `targets` names had the outcome `which` in one run.
+fn targeted(run: &TestRun, targets: &[String], which: TestOutcome) -> u32 {
+    count(&targeted_outcomes(run, targets), which)
 }
 
 fn count(outcomes: &[TestOutcome], which: TestOutcome) -> u32 {

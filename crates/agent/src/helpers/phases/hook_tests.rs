@@ -9,7 +9,7 @@ use serde_json::json;
 use super::Guided;
 use crate::facts::{Briefing, RunFacts};
 use crate::fake_run::{FakeRun, Side, baseline, test_run};
-use crate::policy::{Gate, Policy, RequestShape, ToolOutcome};
+use crate::policy::{Gate, Policy, RequestShape, ToolOutcome, Trial};
 
 const EXAMPLES: &str = "tests/test_median.py::test_examples";
 
@@ -296,4 +296,123 @@ async fn a_test_added_beside_the_code_of_a_rust_file_is_a_test_and_runs_by_name(
         "{}",
         outcome.text
     );
+}
+
+/// A code edit of `median.py` that makes its text `text`, then the check after it with the
+/// workspace runs `now` (the reproduction, then the suite) and the original code's `before`.
+async fn fix_that_leaves(
+    run: &mut FakeRun,
+    guided: &mut Guided,
+    text: &str,
+    runs: Vec<(Side, plumb_tools::TestRun)>,
+) -> ToolOutcome {
+    run.files.insert("median.py".into(), text.into());
+    run.runs.extend(runs);
+    let mut outcome = written();
+    guided
+        .after_tool(run, &edit("median.py"), &mut outcome)
+        .await
+        .unwrap_or_else(|e| panic!("{}", e.reason));
+    outcome
+}
+
+/// `helpers.undo_failing_fixes`: a fix after which the baseline's failing test still fails is
+/// undone (HumanEvalFix Python/67: kept, the 1.5B model piled `- 1` onto the line for six
+/// rounds), and the same code sent again is undone before any test runs.
+#[tokio::test]
+async fn with_undo_failing_fixes_a_fix_that_leaves_the_test_failing_is_undone_and_not_tried_twice()
+{
+    let mut run = FakeRun {
+        baseline: baseline(&[(EXAMPLES, Failed)]),
+        ..FakeRun::default()
+    };
+    let mut guided = guided(&run, &[]).undo_failing_fixes(true);
+    let failing = |excerpt: &str| test_run(&[(EXAMPLES, Failed)], excerpt);
+    let outcome = fix_that_leaves(
+        &mut run,
+        &mut guided,
+        "return n - 2",
+        vec![
+            (Side::Workspace, failing("E   assert 6 == 8")),
+            (Side::Original, failing("E   assert 7 == 8")),
+            (Side::Workspace, failing("E   assert 6 == 8")),
+        ],
+    )
+    .await;
+    assert_eq!((outcome.ok, outcome.undone, run.undone), (false, true, 1));
+    assert!(
+        outcome
+            .text
+            .contains("The tests that show the bug still fail with this change")
+            && outcome.text.contains("assert 6 == 8"),
+        "{}",
+        outcome.text
+    );
+    let asked = run.asked.len();
+    // A sample of the candidates helper that writes it is judged without a run, as undone.
+    run.files.insert("median.py".into(), "return n - 2".into());
+    let judged = guided
+        .judge(&mut run, &edit("median.py"), &Trial::Fix { vote: false })
+        .await
+        .unwrap_or_else(|e| panic!("{}", e.reason))
+        .map(|j| (j.wanted, j.undone, j.verdict));
+    assert_eq!(
+        judged,
+        Some((
+            false,
+            true,
+            "the code as tried in round 1, when the tests that show the bug still failed".into()
+        ))
+    );
+    let outcome = fix_that_leaves(&mut run, &mut guided, "return n - 2", vec![]).await;
+    assert_eq!((outcome.ok, outcome.undone, run.undone), (false, true, 2));
+    assert_eq!(run.asked.len(), asked, "no test ran for code already tried");
+    assert!(
+        outcome.text.contains(
+            "exactly as after your change in round 1, when the tests that show the bug still failed"
+        ),
+        "{}",
+        outcome.text
+    );
+    // Other code is tried as usual: the right fix passes and opens `done`.
+    let outcome = fix_that_leaves(
+        &mut run,
+        &mut guided,
+        "return n",
+        vec![
+            (Side::Workspace, test_run(&[(EXAMPLES, Passed)], "")),
+            (Side::Workspace, test_run(&[(EXAMPLES, Passed)], "")),
+        ],
+    )
+    .await;
+    assert_eq!((outcome.ok, run.undone), (true, 2), "{}", outcome.text);
+    assert_eq!(offered(&guided), Some(vec!["done".to_string()]));
+}
+
+/// A fix after which more of the failing tests pass than on the original code is on its way:
+/// it stays, for the next edit to finish.
+#[tokio::test]
+async fn with_undo_failing_fixes_a_fix_that_makes_some_failing_tests_pass_stays() {
+    const ODD: &str = "tests/test_median.py::test_odd";
+    let mut run = FakeRun {
+        baseline: baseline(&[(EXAMPLES, Failed), (ODD, Failed)]),
+        ..FakeRun::default()
+    };
+    let mut guided = guided(&run, &[]).undo_failing_fixes(true);
+    let half = test_run(&[(EXAMPLES, Passed), (ODD, Failed)], "E   assert 2 == 1");
+    let outcome = fix_that_leaves(
+        &mut run,
+        &mut guided,
+        "half a fix",
+        vec![
+            (Side::Workspace, half.clone()),
+            (
+                Side::Original,
+                test_run(&[(EXAMPLES, Failed), (ODD, Failed)], "E   assert 0 == 1"),
+            ),
+            (Side::Workspace, half),
+        ],
+    )
+    .await;
+    assert_eq!((outcome.ok, run.undone), (true, 0), "{}", outcome.text);
 }

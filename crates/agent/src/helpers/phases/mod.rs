@@ -27,6 +27,7 @@ mod state;
 mod steps;
 #[cfg(test)]
 mod tests;
+mod tried;
 mod undone;
 mod verdict;
 
@@ -38,6 +39,7 @@ use check::{PhaseReport, report_explanation, run_phase_check};
 use plumb_context::rust_tests;
 use plumb_verify::tamper::is_test_file;
 use state::{Origin, Phases};
+use tried::TriedStates;
 use verdict::{CheckVerdict, PhaseCheck, TestVerdict, Written, written_path};
 
 use crate::ending::Ending;
@@ -52,6 +54,8 @@ pub(crate) struct Guided {
     phases: Phases,
     figures: bool,
     trace: bool,
+    /// Code states a check failed on (`helpers.undo_failing_fixes`).
+    tried: TriedStates,
 }
 
 impl Guided {
@@ -80,7 +84,24 @@ impl Guided {
             phases,
             figures,
             trace,
+            tried: TriedStates::default(),
         }
+    }
+
+    /// With `on` (`helpers.undo_failing_fixes`): a fix after which the task's or the baseline's
+    /// failing tests still fail is undone, and a write that brings back code a check already
+    /// failed on is undone before any test runs.
+    pub(crate) fn undo_failing_fixes(mut self, on: bool) -> Self {
+        self.phases.undo_failing = on;
+        self
+    }
+
+    /// The workspace's patch after a code edit, when failing states are remembered.
+    fn code_state(&self, run: &dyn RunHandle, check: &PhaseCheck) -> Option<String> {
+        let code = matches!(check, PhaseCheck::Existing(_) | PhaseCheck::Again(_));
+        (self.phases.undo_failing && code)
+            .then(|| run.patch())
+            .flatten()
     }
 
     /// After the model's test ran without showing the fix: the figure search, which may keep a
@@ -128,6 +149,7 @@ impl Guided {
                     same_failure: false,
                     broke_old: false,
                     broke_code: false,
+                    passes_more: false,
                 };
             }
             FigureSearch::NoneShowed(tries) => {
@@ -216,6 +238,16 @@ impl Policy for Guided {
         let Some(check) = check_for(&self.phases, run, &self.as_it_runs(call)) else {
             return Ok(None);
         };
+        if let Some(state) = self.code_state(run, &check)
+            && let Some((round, showed)) = self.tried.failed_before(&state)
+        {
+            return Ok(Some(Judgement {
+                wanted: false,
+                confirmed: false,
+                verdict: format!("the code as tried in round {round}, when {showed}"),
+                undone: true,
+            }));
+        }
         let (verdict, _) = run_phase_check(run, &check).await?;
         let mut wanted = self.phases.wanted(&check, verdict);
         let undone = self.phases.undoes(&check, verdict);
@@ -286,6 +318,20 @@ impl Policy for Guided {
         let Some(check) = check_for(&self.phases, run, call) else {
             return Ok(());
         };
+        let state = self.code_state(run, &check);
+        if let Some((round, showed)) = state
+            .as_deref()
+            .and_then(|state| self.tried.failed_before(state))
+        {
+            run.undo()?;
+            let path = written_path(call).unwrap_or("the file");
+            outcome.ok = false;
+            outcome.undone = true;
+            outcome.text = format!(
+                "plumb undid this edit of {path}: with it the code was exactly as after your change in round {round}, when {showed}. The file is as it was before this edit: try a different change."
+            );
+            return Ok(());
+        }
         let (verdict, report) = run_phase_check(run, &check).await?;
         let mut checked = Checked {
             check,
@@ -335,6 +381,10 @@ impl Policy for Guided {
             sentence
         };
         let shown = shown.unwrap_or_default();
+        if let Some(state) = &state {
+            self.tried
+                .remember(state, run.round(), &check, verdict, undo);
+        }
         if undo {
             self.phases.remember_undone(call);
             // The last checkpoint is the code as it was before the edit.

@@ -77,6 +77,9 @@ pub(crate) struct Phases {
     pub(super) undone: Vec<(String, String, String)>,
     /// The model has called `done` (the ladder ran) at least once.
     pub(super) done_tried: bool,
+    /// `helpers.undo_failing_fixes`: a fix after which the task's or the baseline's failing
+    /// tests still fail is undone (see [`Phases::undoes_a_failing_fix`]).
+    pub(super) undo_failing: bool,
 }
 
 impl Phases {
@@ -97,6 +100,7 @@ impl Phases {
             pointed_line: None,
             undone: Vec::new(),
             done_tried: false,
+            undo_failing: false,
         }
     }
 
@@ -336,9 +340,28 @@ impl Phases {
                     || verdict.broke_code
                     || (stops_running(verdict.now)
                         && self.test.as_ref().is_some_and(|t| !stops_running(t.now)))
+                    || self.undoes_a_failing_fix(verdict)
             }
             PhaseCheck::BothWays(_) | PhaseCheck::First(_) => false,
         }
+    }
+
+    /// With `helpers.undo_failing_fixes`: true for a code edit after which the task's or the
+    /// baseline's failing tests still fail on an assertion, no more of them passing than on the
+    /// original code. Kept, such fixes pile up: in the eval a 1.5B model added `- 1` to one
+    /// line in six rounds running (Python/67), and another lost a function's logic to a one-line
+    /// rewrite, then went back and forth between two wrong ones (Python/74). From the code as it
+    /// was, each round is a fresh try, as Agentless samples every fix from the same place. The
+    /// model's own test is left out: it may assert a wrong figure, and a right fix must not be
+    /// undone for it.
+    pub(super) fn undoes_a_failing_fix(&self, verdict: CheckVerdict) -> bool {
+        self.undo_failing
+            && verdict.now == TestVerdict::Fails
+            && !verdict.passes_more
+            && self
+                .test
+                .as_ref()
+                .is_some_and(|t| t.origin != Origin::Model)
     }
 
     /// True while a fix can be judged only by the project's tests still passing (the model has no
@@ -465,6 +488,10 @@ impl Phases {
                         "This change broke tests that passed before (see above), so plumb undid it: the code is as it was before this edit."
                     } else if verdict.broke_code {
                         "With this change the code stops on an error before the test can check anything (see the error above), where the original code ran to the test's assertion; plumb undid it: the code is as it was before this edit. Change the code so that every name it uses is still defined."
+                    } else if self.undoes_a_failing_fix(verdict) && verdict.same_failure {
+                        "The tests that show the bug still fail exactly as on the original code (see above): this change did not touch what they check, so plumb undid it and the code is as it was before this edit. Find the line that makes the wrong result and change that."
+                    } else if self.undoes_a_failing_fix(verdict) {
+                        "The tests that show the bug still fail with this change (see above), so plumb undid it: the code is as it was before this edit. Try a different change; plumb refuses one it already tried."
                     } else {
                         "The test no longer runs with this change (see the error): the edit broke something the test needs, so plumb undid it."
                     };

@@ -69,6 +69,9 @@ pub(crate) struct CheckVerdict {
     /// that means the code cannot run (see [`code_stopped`]), where on the original code it did
     /// not.
     pub broke_code: bool,
+    /// After a code edit while tests show the bug (`Again`) and still fail: more of them pass
+    /// than on the original code, so the edit is some of the way to the fix.
+    pub passes_more: bool,
 }
 
 /// Tests a write added or changed, or a reproduction to run again: the file it names in what the

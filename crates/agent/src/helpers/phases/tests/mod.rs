@@ -30,6 +30,7 @@ fn verdict(now: TestVerdict, original: Option<TestVerdict>) -> CheckVerdict {
         same_failure: false,
         broke_old: false,
         broke_code: false,
+        passes_more: false,
     }
 }
 

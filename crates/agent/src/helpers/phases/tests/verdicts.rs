@@ -32,6 +32,7 @@ fn a_fix_that_did_not_touch_the_asserted_figure_is_named() {
         same_failure: true,
         broke_old: false,
         broke_code: false,
+        passes_more: false,
     };
     assert!(
         phases
