@@ -140,6 +140,27 @@ pub fn test_module_declarations(source: &str) -> Vec<String> {
         .collect()
 }
 
+/// The first `#[cfg(test)] mod NAME { … }` of `source` with a body: the byte offset of the start
+/// of the line holding its closing brace (where a new test goes), and whether the module already
+/// has a `use super::` line (a test there sees the file's items only through one). `None` when
+/// the file has no such module or does not parse cleanly.
+pub fn inline_test_module(source: &str) -> Option<(usize, bool)> {
+    let items = test_items(source)?;
+    let module = items
+        .iter()
+        .find(|item| item.key.starts_with("mod_item ") && item.text.trim_end().ends_with('}'))?;
+    let brace = module.start + module.text.trim_end().len() - 1;
+    let line_start = source.get(..brace)?.rfind('\n').map_or(0, |at| at + 1);
+    // A module closed on the line of its last item (`mod tests { fn a() {} }`) takes the test
+    // at the brace itself.
+    let at = if source.get(line_start..brace)?.trim().is_empty() {
+        line_start
+    } else {
+        brace
+    };
+    Some((at, module.text.contains("use super::")))
+}
+
 /// The `#[test]` functions (also `#[tokio::test]` and the like) of `patched` whose text
 /// `baseline` (the file before, if it existed) does not have: the new or changed tests. When
 /// `all` is false only those inside the test items count; a file compiled only for tests counts
@@ -165,6 +186,15 @@ pub fn changed_test_functions(baseline: Option<&str>, patched: &str, all: bool) 
         }
     }
     names
+}
+
+/// Every function in `source` marked as a test, with its bytes (attributes included), for an
+/// edit that replaces one: `find` in the outline sees only top-level functions and methods.
+pub fn test_functions(source: &str) -> Vec<(String, std::ops::Range<usize>)> {
+    functions_with_test_attribute(source)
+        .into_iter()
+        .map(|(name, text, start)| (name, start..start + text.len()))
+        .collect()
 }
 
 /// Every function in `source` marked as a test: name, text (attributes included) and start.
@@ -283,5 +313,22 @@ mod tests {
     #[test]
     fn a_file_that_does_not_parse_has_no_test_part() {
         assert_eq!(with_tests_of(BASE, "fn broken( {"), None);
+    }
+
+    #[test]
+    fn a_new_test_goes_before_the_closing_brace_of_the_inline_test_module() {
+        let source = "fn flip(s: String) -> String {\n    s\n}\n\n#[cfg(test)]\nmod tests {\n    #[test]\n    fn builds() {}\n}\n";
+        let (at, uses_super) = inline_test_module(source).expect("a test module");
+        assert_eq!((source.get(at..), uses_super), (Some("}\n"), false));
+        let with_super = source.replace("mod tests {\n", "mod tests {\n    use super::*;\n");
+        assert_eq!(inline_test_module(&with_super).map(|(_, u)| u), Some(true));
+        let one_line = "fn a() {}\n#[cfg(test)]\nmod tests { fn b() {} }\n";
+        let (at, _) = inline_test_module(one_line).expect("a test module");
+        assert_eq!(one_line.get(at..), Some("}\n"));
+        assert_eq!(
+            inline_test_module("fn a() {}\n#[cfg(test)]\nmod hidden;\n"),
+            None
+        );
+        assert_eq!(inline_test_module("fn a() {}\n"), None);
     }
 }

@@ -15,6 +15,7 @@ mod blocking;
 mod edit;
 mod exec;
 pub mod names;
+mod new_test;
 mod read;
 mod registry;
 mod reindent;

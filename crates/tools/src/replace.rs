@@ -20,6 +20,7 @@ use serde_json::{Value, json};
 
 use crate::blocking::off_runtime;
 use crate::edit::{finish_edit, python_unshadow, read_text, resolve_for_write, with_note};
+use crate::new_test::rust_test;
 use crate::tool::Tool;
 use crate::{ToolContext, ToolError, ToolOutput, args, search};
 
@@ -80,6 +81,15 @@ impl Tool for ReplaceFunction {
             Ok(span) => span,
             Err(Missing::Elsewhere(message)) => {
                 let homes = defined_elsewhere(ctx, language, &rel, &a.name).await?;
+                if homes.is_empty()
+                    && language == Language::Rust
+                    && check_code(language, &a.code, short).is_ok()
+                    && let Some(test) = rust_test(&rel, &before, short, &a.code)
+                {
+                    return finish_edit(&path, &rel, &before, test.after, test.offset, &test.added)
+                        .await
+                        .map(|out| with_note(out, Some(test.note)));
+                }
                 return Err(ToolError::respond(match homes.as_slice() {
                     [] => message,
                     [home] => format!(

@@ -289,6 +289,37 @@ fn a_rust_crate_with_its_tests_beside_the_code_finishes_under_the_phases() {
     assert_fixed_then_tested(&output, "two_and_three");
 }
 
+/// The same crate with a bare test module (no `use super::*;`, as HumanEvalPack's Rust tasks
+/// have it), the test sent as `replace_function` of a name the file does not define: it is
+/// added to the module, which gets `use super::*;`, and the run finishes verified.
+#[test]
+fn a_rust_test_sent_as_replace_function_is_added_to_the_test_module() {
+    let bare = ADDER_LIB
+        .replace("    use super::*;\n\n", "")
+        .replace("assert_eq!(add(0, 0)", "assert_eq!(super::add(0, 0)");
+    let repo = repo(
+        &[
+            ("Cargo.toml", ADDER),
+            ("src/lib.rs", &bare),
+            (".gitignore", "/target\n"),
+        ],
+        "`add(2, 3)` returns -1; it should return 5.\n",
+    );
+    let calls = [
+        (
+            "replace_function",
+            json!({"path": "src/lib.rs", "name": "add", "code": "pub fn add(a: i32, b: i32) -> i32 {\n    a + b\n}"}),
+        ),
+        (
+            "replace_function",
+            json!({"path": "src/lib.rs", "name": "test_two_and_three", "code": "fn test_two_and_three() { assert_eq!(add(2, 3), 5); }"}),
+        ),
+        ("done", json!({"summary": "add adds"})),
+    ];
+    let (output, _home) = fix(repo.path(), &calls, &["--sandbox", "bwrap"]);
+    assert_fixed_then_tested(&output, "test_two_and_three");
+}
+
 const CLAMP: &str = "function clamp(x, low, high) {\n  if (x < low) return low;\n  if (x > high) return x;\n  return x;\n}\n\nmodule.exports = { clamp };\n";
 
 /// A JavaScript package whose `npm test` runs `runner`: the fix first, then a test appended to

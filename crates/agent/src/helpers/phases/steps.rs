@@ -135,7 +135,7 @@ impl Phases {
                 "now add a test that shows the bug: one new test function at the end of {file}, with edit_file (old_text empty, new_text the function, with a new name). Call the helpers the way the first test shown above does, with the ticket's own example, and assert only the figure the ticket gives (one assert: a figure you work out yourself may be wrong). {BOTH_WAYS}"
             ),
             (Runner::Cargo | Runner::Nextest, None) => format!(
-                "now add a test that shows the bug: a #[test] function in the #[cfg(test)] mod tests of {} (edit_file with old_text the module's last lines, or replace_function of a test there), that calls the function with an example from the ticket and checks with assert_eq! what the ticket says it should give. {BOTH_WAYS}",
+                "now add a test that shows the bug: a #[test] function in the #[cfg(test)] mod tests of {} (replace_function with that file, the new test's name and its code adds it there), that calls the function with an example from the ticket and checks with assert_eq! what the ticket says it should give. {BOTH_WAYS}",
                 self.source_file.as_deref().unwrap_or("the file you fixed")
             ),
             (Runner::Go, None) => format!(

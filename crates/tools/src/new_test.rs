@@ -1,0 +1,214 @@
+//! A new Rust test sent with `replace_function`: the file does not define the name, and the code
+//! is a test (`#[test]`, or a name starting with `test`), so it is added to the file's
+//! `#[cfg(test)]` module instead of refused. A small model asked for a test "in the
+//! `#[cfg(test)] mod tests` of src/lib.rs" sends it as `replace_function` more often than as an
+//! `edit_file` of the module's last lines: in the eval (HumanEvalFix Rust/14, Rust/27) the 1.5B
+//! model spent three rounds of two minutes each on the refusal and on `old_text` copies that did
+//! not match. A test there sees the file's functions only through `use super::*;`, which the
+//! module gets when it has no `use super::` line (HumanEvalPack's Rust tasks have a bare module).
+
+use plumb_context::rust_tests::{inline_test_module, test_functions};
+
+/// The file with the test added, the byte offset where the added text starts, the added text,
+/// and the note for the model; `None` when `code` is not a test.
+pub(crate) struct AddedTest {
+    pub after: String,
+    pub offset: usize,
+    pub added: String,
+    pub note: String,
+}
+
+/// `before` (a Rust file whose top level does not define `name`) with the test `code` in it: in
+/// place of its test of that name, else added inside its inline `#[cfg(test)]` module, else in a
+/// new one at the end. `None` when `code` is not a test.
+pub(crate) fn rust_test(rel: &str, before: &str, name: &str, code: &str) -> Option<AddedTest> {
+    let has_attribute = code
+        .lines()
+        .any(|line| line.trim_start().starts_with("#[") && line.contains("test]"));
+    let existing = test_functions(before)
+        .into_iter()
+        .find(|(n, _)| n == name)
+        .map(|(_, span)| span);
+    if !has_attribute && existing.is_none() && !name.starts_with("test") {
+        return None;
+    }
+    let mut test = String::new();
+    if !has_attribute {
+        test.push_str("#[test]\n");
+    }
+    test.push_str(code.trim());
+    if let Some(span) = existing {
+        let line_start = before.get(..span.start)?.rfind('\n').map_or(0, |at| at + 1);
+        let indent: String = before
+            .get(line_start..span.start)?
+            .chars()
+            .take_while(|c| c.is_whitespace())
+            .collect();
+        let added = indented(&test, &indent);
+        let added = added.get(indent.len()..).unwrap_or(&added).to_string();
+        return Some(AddedTest {
+            after: format!(
+                "{}{added}{}",
+                before.get(..span.start)?,
+                before.get(span.end..)?
+            ),
+            offset: span.start,
+            added,
+            note: format!("plumb replaced the test {name} in {rel}'s test module.\n"),
+        });
+    }
+    match inline_test_module(before) {
+        Some((at, uses_super)) => {
+            let mut added = String::from("\n");
+            if !uses_super {
+                added.push_str("    use super::*;\n\n");
+            }
+            added.push_str(&indented(&test, "    "));
+            added.push('\n');
+            let separator = if before.get(..at).is_some_and(|head| head.ends_with('\n')) {
+                ""
+            } else {
+                "\n"
+            };
+            let added = format!("{separator}{added}");
+            let after = format!("{}{added}{}", before.get(..at)?, before.get(at..)?);
+            let with_super = if uses_super {
+                ""
+            } else {
+                " (with `use super::*;`, so it sees the file's functions)"
+            };
+            Some(AddedTest {
+                after,
+                offset: at,
+                added,
+                note: format!(
+                    "{rel} defines no function named {name}, and the code is a test: plumb added it to the file's #[cfg(test)] module{with_super}.\n"
+                ),
+            })
+        }
+        None => {
+            let added = format!(
+                "\n#[cfg(test)]\nmod tests {{\n    use super::*;\n\n{}\n}}\n",
+                indented(&test, "    ")
+            );
+            let head = if before.ends_with('\n') || before.is_empty() {
+                before.to_string()
+            } else {
+                format!("{before}\n")
+            };
+            let offset = head.len();
+            Some(AddedTest {
+                after: format!("{head}{added}"),
+                offset,
+                added,
+                note: format!(
+                    "{rel} defines no function named {name}, and the code is a test: plumb added it at the end of the file, in a new #[cfg(test)] module.\n"
+                ),
+            })
+        }
+    }
+}
+
+/// `text` with its shared indentation replaced by `indent`.
+fn indented(text: &str, indent: &str) -> String {
+    let common = text
+        .lines()
+        .skip(1)
+        .filter(|line| !line.trim().is_empty())
+        .map(|line| line.len() - line.trim_start().len())
+        .min()
+        .unwrap_or(0);
+    text.lines()
+        .enumerate()
+        .map(|(i, line)| {
+            let line = if i == 0 {
+                line.trim_start()
+            } else {
+                line.get(common..).unwrap_or_else(|| line.trim_start())
+            };
+            if line.trim().is_empty() {
+                String::new()
+            } else {
+                format!("{indent}{line}")
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use pretty_assertions::assert_eq;
+
+    use super::*;
+
+    const BARE_MODULE: &str = "fn flip_case(s: String) -> String {\n    s\n}\n\n#[cfg(test)]\nmod tests {\n    #[test]\n    fn builds() {}\n}\n";
+
+    #[test]
+    fn a_test_goes_into_the_test_module_with_use_super() {
+        let added = rust_test(
+            "src/lib.rs",
+            BARE_MODULE,
+            "test_flip_case",
+            "#[test]\nfn test_flip_case() {\n    assert_eq!(flip_case(String::from(\"a\")), \"A\");\n}",
+        )
+        .expect("a test");
+        assert_eq!(
+            added.after,
+            "fn flip_case(s: String) -> String {\n    s\n}\n\n#[cfg(test)]\nmod tests {\n    #[test]\n    fn builds() {}\n\n    use super::*;\n\n    #[test]\n    fn test_flip_case() {\n        assert_eq!(flip_case(String::from(\"a\")), \"A\");\n    }\n}\n"
+        );
+        assert!(added.note.contains("use super::*"), "{}", added.note);
+        assert!(
+            added
+                .after
+                .get(added.offset..)
+                .is_some_and(|rest| rest.starts_with(&added.added))
+        );
+    }
+
+    #[test]
+    fn a_test_named_test_without_its_attribute_gets_one_and_a_new_module_when_there_is_none() {
+        let added = rust_test(
+            "src/lib.rs",
+            "fn add(a: i32) -> i32 { a }",
+            "test_add",
+            "fn test_add() { assert_eq!(add(1), 1); }",
+        )
+        .expect("a test");
+        assert_eq!(
+            added.after,
+            "fn add(a: i32) -> i32 { a }\n\n#[cfg(test)]\nmod tests {\n    use super::*;\n\n    #[test]\n    fn test_add() { assert_eq!(add(1), 1); }\n}\n"
+        );
+    }
+
+    #[test]
+    fn a_test_of_that_name_in_the_module_is_replaced() {
+        let added = rust_test(
+            "src/lib.rs",
+            BARE_MODULE,
+            "builds",
+            "fn builds() {\n    assert!(true);\n}",
+        )
+        .expect("a test");
+        assert_eq!(
+            added.after,
+            BARE_MODULE.replace(
+                "fn builds() {}",
+                "fn builds() {\n        assert!(true);\n    }"
+            )
+        );
+    }
+
+    #[test]
+    fn code_that_is_not_a_test_is_not_added() {
+        assert!(
+            rust_test(
+                "src/lib.rs",
+                BARE_MODULE,
+                "flip_case_fixed",
+                "fn flip_case_fixed(s: String) -> String { s }",
+            )
+            .is_none()
+        );
+    }
+}
