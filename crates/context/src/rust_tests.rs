@@ -140,25 +140,61 @@ pub fn test_module_declarations(source: &str) -> Vec<String> {
         .collect()
 }
 
-/// The first `#[cfg(test)] mod NAME { … }` of `source` with a body: the byte offset of the start
-/// of the line holding its closing brace (where a new test goes), and whether the module already
-/// has a `use super::` line (a test there sees the file's items only through one). `None` when
-/// the file has no such module or does not parse cleanly.
-pub fn inline_test_module(source: &str) -> Option<(usize, bool)> {
+/// The first `#[cfg(test)] mod NAME { … }` of `source` with a body.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct InlineTestModule {
+    /// Just after its opening brace.
+    pub body_start: usize,
+    /// The start of the line holding its closing brace (where a new test goes), or the brace
+    /// itself when it closes on the line of its last item.
+    pub end: usize,
+    /// It has a `use super::` line: a test there sees the file's items only through one.
+    pub uses_super: bool,
+}
+
+/// The first `#[cfg(test)] mod NAME { … }` of `source` with a body; `None` when the file has no
+/// such module or does not parse cleanly.
+pub fn inline_test_module(source: &str) -> Option<InlineTestModule> {
     let items = test_items(source)?;
     let module = items
         .iter()
         .find(|item| item.key.starts_with("mod_item ") && item.text.trim_end().ends_with('}'))?;
+    let keyword = module.text.find("mod ")?;
+    let body_start = module.start + keyword + module.text.get(keyword..)?.find('{')? + 1;
     let brace = module.start + module.text.trim_end().len() - 1;
     let line_start = source.get(..brace)?.rfind('\n').map_or(0, |at| at + 1);
-    // A module closed on the line of its last item (`mod tests { fn a() {} }`) takes the test
-    // at the brace itself.
-    let at = if source.get(line_start..brace)?.trim().is_empty() {
+    let end = if source.get(line_start..brace)?.trim().is_empty() {
         line_start
     } else {
         brace
     };
-    Some((at, module.text.contains("use super::")))
+    Some(InlineTestModule {
+        body_start,
+        end,
+        uses_super: module.text.contains("use super::"),
+    })
+}
+
+/// `after` with `use super::*;` at the top of its inline test module, when an edit from
+/// `before` added a test there and the module has no `use super::` line: without one the test
+/// cannot call the file's functions by name, and the crate does not compile (HumanEvalFix
+/// Rust/41: the 1.5B model's test in the bare module failed on "cannot find function" for four
+/// rounds). The offset and length of the inserted line; `None` when nothing was added.
+pub fn with_use_super(before: &str, after: &str) -> Option<(String, usize, usize)> {
+    let module = inline_test_module(after)?;
+    if module.uses_super || changed_test_functions(Some(before), after, false).is_empty() {
+        return None;
+    }
+    let line = "\n    use super::*;\n";
+    let at = module.body_start;
+    let rest = after.get(at..)?;
+    // The module's first line break stays where it was: the use line goes right after the brace.
+    let (line, skip) = match rest.strip_prefix('\n') {
+        Some(_) => ("\n    use super::*;\n", 1),
+        None => (line, 0),
+    };
+    let text = format!("{}{line}{}", after.get(..at)?, rest.get(skip..)?);
+    Some((text, at, line.len() - skip))
 }
 
 /// The `#[test]` functions (also `#[tokio::test]` and the like) of `patched` whose text
@@ -318,17 +354,48 @@ mod tests {
     #[test]
     fn a_new_test_goes_before_the_closing_brace_of_the_inline_test_module() {
         let source = "fn flip(s: String) -> String {\n    s\n}\n\n#[cfg(test)]\nmod tests {\n    #[test]\n    fn builds() {}\n}\n";
-        let (at, uses_super) = inline_test_module(source).expect("a test module");
-        assert_eq!((source.get(at..), uses_super), (Some("}\n"), false));
+        let module = inline_test_module(source).expect("a test module");
+        assert_eq!(
+            (
+                source.get(module.end..),
+                source
+                    .get(..module.body_start)
+                    .map(|head| head.ends_with("mod tests {")),
+                module.uses_super
+            ),
+            (Some("}\n"), Some(true), false)
+        );
         let with_super = source.replace("mod tests {\n", "mod tests {\n    use super::*;\n");
-        assert_eq!(inline_test_module(&with_super).map(|(_, u)| u), Some(true));
+        assert_eq!(
+            inline_test_module(&with_super).map(|m| m.uses_super),
+            Some(true)
+        );
         let one_line = "fn a() {}\n#[cfg(test)]\nmod tests { fn b() {} }\n";
-        let (at, _) = inline_test_module(one_line).expect("a test module");
-        assert_eq!(one_line.get(at..), Some("}\n"));
+        let module = inline_test_module(one_line).expect("a test module");
+        assert_eq!(one_line.get(module.end..), Some("}\n"));
         assert_eq!(
             inline_test_module("fn a() {}\n#[cfg(test)]\nmod hidden;\n"),
             None
         );
         assert_eq!(inline_test_module("fn a() {}\n"), None);
+    }
+
+    #[test]
+    fn a_test_added_to_a_bare_module_gets_use_super_and_nothing_else_does() {
+        let before = "fn one() -> i32 {\n    1\n}\n\n#[cfg(test)]\nmod tests {\n    #[test]\n    fn builds() {}\n}\n";
+        let after = before.replace(
+            "    fn builds() {}\n",
+            "    fn builds() {}\n\n    #[test]\n    fn one_is_one() {\n        assert_eq!(one(), 1);\n    }\n",
+        );
+        let (text, at, len) = with_use_super(before, &after).expect("use super added");
+        assert_eq!(text.get(at..at + len), Some("\n    use super::*;"));
+        assert!(
+            text.contains("mod tests {\n    use super::*;\n    #[test]\n    fn builds()"),
+            "{text}"
+        );
+        // The code changed, not the tests; or the module has its use line already.
+        assert_eq!(with_use_super(before, &before.replace("1\n", "2\n")), None);
+        let with_super = after.replace("mod tests {\n", "mod tests {\n    use super::*;\n");
+        assert_eq!(with_use_super(before, &with_super), None);
     }
 }

@@ -376,6 +376,7 @@ pub(crate) async fn finish_edit(
     offset: usize,
     new_text: &str,
 ) -> Result<ToolOutput, ToolError> {
+    let (after, offset, note) = crate::new_test::with_use_super(rel, before, after, offset);
     plumb_context::syntax::check_edit(path, Some(before), &after)
         .map_err(|problem| syntax_refusal("edit", &problem))?;
     write_text(path, &after).await?;
@@ -387,7 +388,7 @@ pub(crate) async fn finish_edit(
     let changed = new_text.lines().count().max(1);
     Ok(ToolOutput {
         text: format!(
-            "Edited {rel}. {EDITED_LINES_HEADER}\n{}",
+            "{note}Edited {rel}. {EDITED_LINES_HEADER}\n{}",
             excerpt(&after, first_line, changed)
         ),
         summary: format!("edited {rel} at line {first_line}"),

@@ -4,10 +4,9 @@
 //! `#[cfg(test)] mod tests` of src/lib.rs" sends it as `replace_function` more often than as an
 //! `edit_file` of the module's last lines: in the eval (HumanEvalFix Rust/14, Rust/27) the 1.5B
 //! model spent three rounds of two minutes each on the refusal and on `old_text` copies that did
-//! not match. A test there sees the file's functions only through `use super::*;`, which the
-//! module gets when it has no `use super::` line (HumanEvalPack's Rust tasks have a bare module).
+//! not match. (A module without `use super::` gets one when a test is added: `finish_edit`.)
 
-use plumb_context::rust_tests::{inline_test_module, test_functions};
+use plumb_context::rust_tests::{self, inline_test_module, test_functions};
 
 /// The file with the test added, the byte offset where the added text starts, the added text,
 /// and the note for the model; `None` when `code` is not a test.
@@ -58,31 +57,21 @@ pub(crate) fn rust_test(rel: &str, before: &str, name: &str, code: &str) -> Opti
         });
     }
     match inline_test_module(before) {
-        Some((at, uses_super)) => {
-            let mut added = String::from("\n");
-            if !uses_super {
-                added.push_str("    use super::*;\n\n");
-            }
-            added.push_str(&indented(&test, "    "));
-            added.push('\n');
+        Some(module) => {
+            let at = module.end;
             let separator = if before.get(..at).is_some_and(|head| head.ends_with('\n')) {
                 ""
             } else {
                 "\n"
             };
-            let added = format!("{separator}{added}");
+            let added = format!("{separator}\n{}\n", indented(&test, "    "));
             let after = format!("{}{added}{}", before.get(..at)?, before.get(at..)?);
-            let with_super = if uses_super {
-                ""
-            } else {
-                " (with `use super::*;`, so it sees the file's functions)"
-            };
             Some(AddedTest {
                 after,
                 offset: at,
                 added,
                 note: format!(
-                    "{rel} defines no function named {name}, and the code is a test: plumb added it to the file's #[cfg(test)] module{with_super}.\n"
+                    "{rel} defines no function named {name}, and the code is a test: plumb added it to the file's #[cfg(test)] module.\n"
                 ),
             })
         }
@@ -106,6 +95,31 @@ pub(crate) fn rust_test(rel: &str, before: &str, name: &str, code: &str) -> Opti
                 ),
             })
         }
+    }
+}
+
+/// Any edit of a Rust file that adds a test to a test module without a `use super::` line: the
+/// file with `use super::*;` at the top of that module (see [`rust_tests::with_use_super`]), the
+/// edit's offset moved past it, and the note for the model. Other edits come back as they are.
+pub(crate) fn with_use_super(
+    rel: &str,
+    before: &str,
+    after: String,
+    offset: usize,
+) -> (String, usize, String) {
+    let added = rel
+        .ends_with(".rs")
+        .then(|| rust_tests::with_use_super(before, &after))
+        .flatten();
+    match added {
+        Some((text, at, len)) => (
+            text,
+            if at < offset { offset + len } else { offset },
+            format!(
+                "plumb added `use super::*;` at the top of {rel}'s test module: without it a test there cannot call the file's functions by name. "
+            ),
+        ),
+        None => (after, offset, String::new()),
     }
 }
 
@@ -145,7 +159,7 @@ mod tests {
     const BARE_MODULE: &str = "fn flip_case(s: String) -> String {\n    s\n}\n\n#[cfg(test)]\nmod tests {\n    #[test]\n    fn builds() {}\n}\n";
 
     #[test]
-    fn a_test_goes_into_the_test_module_with_use_super() {
+    fn a_test_goes_into_the_test_module() {
         let added = rust_test(
             "src/lib.rs",
             BARE_MODULE,
@@ -155,9 +169,8 @@ mod tests {
         .expect("a test");
         assert_eq!(
             added.after,
-            "fn flip_case(s: String) -> String {\n    s\n}\n\n#[cfg(test)]\nmod tests {\n    #[test]\n    fn builds() {}\n\n    use super::*;\n\n    #[test]\n    fn test_flip_case() {\n        assert_eq!(flip_case(String::from(\"a\")), \"A\");\n    }\n}\n"
+            "fn flip_case(s: String) -> String {\n    s\n}\n\n#[cfg(test)]\nmod tests {\n    #[test]\n    fn builds() {}\n\n    #[test]\n    fn test_flip_case() {\n        assert_eq!(flip_case(String::from(\"a\")), \"A\");\n    }\n}\n"
         );
-        assert!(added.note.contains("use super::*"), "{}", added.note);
         assert!(
             added
                 .after
@@ -210,5 +223,24 @@ mod tests {
             )
             .is_none()
         );
+    }
+
+    #[test]
+    fn an_edit_that_adds_a_test_to_a_bare_module_gets_use_super_and_its_offset_moves() {
+        let added =
+            rust_test("src/lib.rs", BARE_MODULE, "test_flip", "fn test_flip() {}").expect("a test");
+        let (text, offset, note) =
+            with_use_super("src/lib.rs", BARE_MODULE, added.after.clone(), added.offset);
+        assert!(
+            text.contains("mod tests {\n    use super::*;\n") && !note.is_empty(),
+            "{text}"
+        );
+        assert!(
+            text.get(offset..)
+                .is_some_and(|rest| rest.starts_with(&added.added)),
+            "{text}"
+        );
+        let (same, _, note) = with_use_super("src/main.py", BARE_MODULE, added.after.clone(), 0);
+        assert_eq!((same, note), (added.after, String::new()));
     }
 }
