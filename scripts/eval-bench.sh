@@ -8,7 +8,7 @@
 #                                            (default: python js rust go): resolved must be all
 #   scripts/eval-bench.sh local [LANG…]      the embedded default model (`local`, 1.5B) on the
 #                                            fixed subset: Python every sixth task (25 tasks),
-#                                            Rust every twelfth (12 tasks); -k 1, each task
+#                                            Rust every twelfth (13 tasks of 148); -k 1, each task
 #                                            within a 10-minute wall-clock budget
 #   scripts/eval-bench.sh local-off [LANG…]  the same subset with the small-model helpers off
 #                                            (the ablation)

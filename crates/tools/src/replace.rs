@@ -107,6 +107,15 @@ impl Tool for ReplaceFunction {
         };
         check_code(language, &a.code, short)?;
         let (after, offset, code) = replaced(&before, span, &a.code);
+        // Sent again after it was made, the same definition read "Edited" and the model took it
+        // for progress: on HumanEvalFix Rust/67 the 1.5B model sent its right fix six rounds
+        // running instead of the test the next step asked for.
+        if after == before {
+            return Err(ToolError::respond(format!(
+                "code is {} as {rel} defines it now, so nothing would change. Nothing was changed.",
+                a.name
+            )));
+        }
         finish_edit(&path, &rel, &before, after, offset, &code)
             .await
             .map(|out| with_note(out, renamed))

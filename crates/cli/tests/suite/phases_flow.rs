@@ -291,7 +291,8 @@ fn a_rust_crate_with_its_tests_beside_the_code_finishes_under_the_phases() {
 
 /// The same crate with a bare test module (no `use super::*;`, as HumanEvalPack's Rust tasks
 /// have it), the test sent as `replace_function` of a name the file does not define: it is
-/// added to the module, which gets `use super::*;`, and the run finishes verified.
+/// added to the module, which gets `use super::*;`, and the run finishes verified. The fix sent a
+/// second time is refused as changing nothing.
 #[test]
 fn a_rust_test_sent_as_replace_function_is_added_to_the_test_module() {
     let bare = ADDER_LIB
@@ -310,6 +311,12 @@ fn a_rust_test_sent_as_replace_function_is_added_to_the_test_module() {
             "replace_function",
             json!({"path": "src/lib.rs", "name": "add", "code": "pub fn add(a: i32, b: i32) -> i32 {\n    a + b\n}"}),
         ),
+        // The same fix again changes nothing, and is answered so (Rust/67: the 1.5B model sent
+        // its right fix six rounds running, each answered "Edited").
+        (
+            "replace_function",
+            json!({"path": "src/lib.rs", "name": "add", "code": "pub fn add(a: i32, b: i32) -> i32 {\n    a + b\n}"}),
+        ),
         (
             "replace_function",
             json!({"path": "src/lib.rs", "name": "test_two_and_three", "code": "fn test_two_and_three() { assert_eq!(add(2, 3), 5); }"}),
@@ -317,7 +324,26 @@ fn a_rust_test_sent_as_replace_function_is_added_to_the_test_module() {
         ("done", json!({"summary": "add adds"})),
     ];
     let (output, _home) = fix(repo.path(), &calls, &["--sandbox", "bwrap"]);
-    assert_fixed_then_tested(&output, "test_two_and_three");
+    let report = report(&output);
+    let answers = answers(&report);
+    let actual = (
+        output.status.code(),
+        report.outcome,
+        answers
+            .get(1)
+            .is_some_and(|a| a.contains("so nothing would change")),
+        answers.get(2).is_some_and(|a| {
+            a.contains("use super::*;")
+                && a.contains("passes with your fix and fails on the original code")
+        }),
+        evidence(&report, CheckStep::Reproduce).contains("test_two_and_three"),
+    );
+    assert_eq!(
+        actual,
+        (Some(0), Outcome::Success, true, true, true),
+        "{answers:#?}\n{}",
+        stderr(&output)
+    );
 }
 
 const CLAMP: &str = "function clamp(x, low, high) {\n  if (x < low) return low;\n  if (x > high) return x;\n  return x;\n}\n\nmodule.exports = { clamp };\n";
