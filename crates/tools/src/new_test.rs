@@ -8,6 +8,8 @@
 
 use plumb_context::rust_tests::{self, inline_test_module, test_functions};
 
+use crate::replace::reindented;
+
 /// The file with the test added, the byte offset where the added text starts, the added text,
 /// and the note for the model; `None` when `code` is not a test.
 pub(crate) struct AddedTest {
@@ -31,11 +33,15 @@ pub(crate) fn rust_test(rel: &str, before: &str, name: &str, code: &str) -> Opti
     if !has_attribute && existing.is_none() && !name.starts_with("test") {
         return None;
     }
-    let mut test = String::new();
-    if !has_attribute {
-        test.push_str("#[test]\n");
-    }
-    test.push_str(code.trim());
+    // The attribute the code lacks goes on the line above it, at the indentation it gets.
+    let test = |indent: &str| {
+        let code = reindented(code, indent);
+        if has_attribute {
+            code
+        } else {
+            format!("{indent}#[test]\n{code}")
+        }
+    };
     if let Some(span) = existing {
         let line_start = before.get(..span.start)?.rfind('\n').map_or(0, |at| at + 1);
         let indent: String = before
@@ -43,7 +49,7 @@ pub(crate) fn rust_test(rel: &str, before: &str, name: &str, code: &str) -> Opti
             .chars()
             .take_while(|c| c.is_whitespace())
             .collect();
-        let added = indented(&test, &indent);
+        let added = test(&indent);
         let added = added.get(indent.len()..).unwrap_or(&added).to_string();
         return Some(AddedTest {
             after: format!(
@@ -64,7 +70,7 @@ pub(crate) fn rust_test(rel: &str, before: &str, name: &str, code: &str) -> Opti
             } else {
                 "\n"
             };
-            let added = format!("{separator}\n{}\n", indented(&test, "    "));
+            let added = format!("{separator}\n{}\n", test("    "));
             let after = format!("{}{added}{}", before.get(..at)?, before.get(at..)?);
             Some(AddedTest {
                 after,
@@ -78,7 +84,7 @@ pub(crate) fn rust_test(rel: &str, before: &str, name: &str, code: &str) -> Opti
         None => {
             let added = format!(
                 "\n#[cfg(test)]\nmod tests {{\n    use super::*;\n\n{}\n}}\n",
-                indented(&test, "    ")
+                test("    ")
             );
             let head = if before.ends_with('\n') || before.is_empty() {
                 before.to_string()
@@ -121,33 +127,6 @@ pub(crate) fn with_use_super(
         ),
         None => (after, offset, String::new()),
     }
-}
-
-/// `text` with its shared indentation replaced by `indent`.
-fn indented(text: &str, indent: &str) -> String {
-    let common = text
-        .lines()
-        .skip(1)
-        .filter(|line| !line.trim().is_empty())
-        .map(|line| line.len() - line.trim_start().len())
-        .min()
-        .unwrap_or(0);
-    text.lines()
-        .enumerate()
-        .map(|(i, line)| {
-            let line = if i == 0 {
-                line.trim_start()
-            } else {
-                line.get(common..).unwrap_or_else(|| line.trim_start())
-            };
-            if line.trim().is_empty() {
-                String::new()
-            } else {
-                format!("{indent}{line}")
-            }
-        })
-        .collect::<Vec<_>>()
-        .join("\n")
 }
 
 #[cfg(test)]

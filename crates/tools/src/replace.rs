@@ -112,7 +112,7 @@ impl Tool for ReplaceFunction {
         // running instead of the test the next step asked for.
         if after == before {
             return Err(ToolError::respond(format!(
-                "code is {} as {rel} defines it now, so nothing would change. Nothing was changed.",
+                "code is {} exactly as {rel} defines it now: that change is already made, so nothing would change. Nothing was changed.",
                 a.name
             )));
         }
@@ -317,7 +317,7 @@ fn dedented(code: &str) -> String {
 
 /// `code` dedented, then every line but empty ones indented by `indent`, without trailing
 /// blank lines.
-fn reindented(code: &str, indent: &str) -> String {
+pub(crate) fn reindented(code: &str, indent: &str) -> String {
     dedented(code.trim_end())
         .lines()
         .map(|line| {

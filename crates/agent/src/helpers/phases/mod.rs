@@ -324,11 +324,12 @@ impl Policy for Guided {
             .and_then(|state| self.tried.failed_before(state))
         {
             run.undo()?;
-            let path = written_path(call).unwrap_or("the file");
-            outcome.ok = false;
-            outcome.undone = true;
-            outcome.text = format!(
-                "plumb undid this edit of {path}: with it the code was exactly as after your change in round {round}, when {showed}. The file is as it was before this edit: try a different change."
+            undone(
+                outcome,
+                call,
+                &format!(
+                    "with it the code was exactly as after your change in round {round}, when {showed}. The file is as it was before this edit: try a different change."
+                ),
             );
             return Ok(());
         }
@@ -393,11 +394,12 @@ impl Policy for Guided {
             // again ends the run as stuck, and a model that can sample again does rather than
             // repeat it. The tool's own text shows the edited lines, which are gone again: a
             // model shown them went on editing them.
-            let path = written_path(call).unwrap_or("the file");
-            outcome.ok = false;
-            outcome.undone = true;
-            outcome.text = format!(
-                "plumb undid this edit of {path}: the file is as it was before it (why is below).{report}{sentence}{shown}"
+            undone(
+                outcome,
+                call,
+                &format!(
+                    "the file is as it was before it (why is below).{report}{sentence}{shown}"
+                ),
             );
         } else {
             outcome.text.push_str(&report);
@@ -415,6 +417,15 @@ impl Policy for Guided {
     fn at_done(&mut self) {
         self.phases.done_called();
     }
+}
+
+/// Marks `outcome` as a write plumb undid (a failed action, for stuck detection), its text
+/// saying so and `why`.
+fn undone(outcome: &mut ToolOutcome, call: &ToolCall, why: &str) {
+    let path = written_path(call).unwrap_or("the file");
+    outcome.ok = false;
+    outcome.undone = true;
+    outcome.text = format!("plumb undid this edit of {path}: {why}");
 }
 
 /// A tried write's verdict in words, for the journal.
