@@ -131,7 +131,9 @@ for lang in "$@"; do
       extra=(-c "limits.wall_clock_secs=${BUDGET_SECS:-600}")
       if [ "$mode" = local-off ]; then
         extra+=(-c helpers.phases=false -c helpers.candidates=1 -c helpers.code_up_front=false
-               -c helpers.show_file_on_failed_edit=false -c helpers.thought=false)
+               -c helpers.show_file_on_failed_edit=false -c helpers.thought=false
+               -c helpers.figures=false -c helpers.trace=false -c helpers.python_notes=false
+               -c helpers.python_rewrites=false -c helpers.undo_failing_fixes=false)
       fi
       out="$dir/$mode-${MODEL:-local}-$lang"
       "$plumb" -c setup_network=true "${extra[@]}" eval "$imported/tasks.jsonl" \

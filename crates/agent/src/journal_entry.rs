@@ -159,6 +159,7 @@ impl EntryWriter {
             event @ (Event::RunStarted { .. }
             | Event::BaselineTests { .. }
             | Event::Checkpoint { .. }
+            | Event::Reviewed { .. }
             | Event::RolledBack { .. }) => event,
         }
     }
@@ -268,6 +269,7 @@ pub fn journal_requests(lines: &[JournalLine]) -> Result<Vec<JournalRequest>, St
             | Event::Checkpoint { .. }
             | Event::Check { .. }
             | Event::Note { .. }
+            | Event::Reviewed { .. }
             | Event::RolledBack { .. }
             | Event::RunFinished { .. } => {}
         }

@@ -9,7 +9,7 @@
 //!   handle it gives the helpers (`run/handle.rs`);
 //! - `helpers/`: the small-model helpers, each a [`policy::Policy`], chosen per run by
 //!   `helpers::select`; the loop never names one;
-//! - `ladder/`: the check ladder `done` runs;
+//! - `ladder/`: the check ladder `done` runs; `review/`: the reviewer that reads a verified change;
 //! - `policy.rs` (the seam), `facts.rs` (what helpers are chosen by), `tester.rs` (the one way a
 //!   test command runs), `baseline.rs`, `emitter.rs`, `ending.rs`, the journal.
 
@@ -17,6 +17,7 @@
 // plumb_workspace::Tree (clippy.toml's disallowed-methods, checked on the non-test build).
 #![cfg_attr(test, allow(clippy::disallowed_methods))]
 
+mod approval;
 mod baseline;
 mod emitter;
 mod ending;
@@ -29,6 +30,7 @@ mod journal_entry;
 mod ladder;
 mod policy;
 mod replay;
+mod review;
 mod run;
 mod setup_cache;
 mod tester;
@@ -43,6 +45,7 @@ use plumb_verify::TestCommand;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
+pub use approval::{Approval, ApprovalGate, ApprovalRequest, Decision, ask};
 pub use journal::{Journal, read_journal};
 pub use journal_entry::{ENTRY_CAP_BYTES, JournalRequest, journal_requests};
 pub use plumb_protocol::FinalReport;
@@ -58,6 +61,8 @@ pub struct RunSpec {
     pub repo: PathBuf,
     pub ticket: String,
     pub model: Box<dyn ModelClient>,
+    /// The model that reviews a verified change (`review.model`); `None` means the fixer's.
+    pub reviewer: Option<Box<dyn ModelClient>>,
     pub config: Config,
     /// The test command given by the user; `None` means: from the settings, else detected.
     pub test_command: Option<TestCommand>,

@@ -15,6 +15,9 @@ pub struct ReplayPlan {
     pub meta: RunMeta,
     pub config: Config,
     pub turns: Vec<ScriptTurn>,
+    /// The reviewer's answers, in order, for a scripted reviewer: a review that sent the run
+    /// back changed what came after it.
+    pub reviews: Vec<ScriptTurn>,
     /// The patch digest the journal's run ended with ("" when it produced none).
     pub patch_sha256: String,
 }
@@ -24,6 +27,7 @@ pub fn plan_replay(path: &Path) -> Result<ReplayPlan, RunError> {
     let lines = crate::journal::read_journal(path).map_err(RunError::BadInput)?;
     let mut meta = None;
     let mut turns = Vec::new();
+    let mut reviews = Vec::new();
     let mut patch_sha256 = None;
     for line in lines {
         match line.event {
@@ -33,6 +37,7 @@ pub fn plan_replay(path: &Path) -> Result<ReplayPlan, RunError> {
                 tool_calls: reply.tool_calls,
                 alternatives: Vec::new(),
             }),
+            Event::Reviewed { review } => reviews.push(crate::review::as_script_turn(&review)),
             Event::RunFinished { report, .. } => patch_sha256 = Some(report.patch_sha256),
             _ => {}
         }
@@ -56,6 +61,7 @@ pub fn plan_replay(path: &Path) -> Result<ReplayPlan, RunError> {
         meta,
         config,
         turns,
+        reviews,
         patch_sha256,
     })
 }

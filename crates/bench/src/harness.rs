@@ -130,6 +130,7 @@ fn run_once(case: &Case, home: &Path, rt: &Runtime) -> Result<(FinalReport, u64)
         repo: case.repo.clone(),
         ticket: case.ticket.clone(),
         model: Box::new(model),
+        reviewer: None,
         config,
         test_command: None,
         sandbox: Box::new(NoSandbox::new(run_dir.join("sandbox"))),

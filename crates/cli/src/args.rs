@@ -23,6 +23,14 @@ pub(crate) struct Cli {
 pub(crate) enum Command {
     /// Fix a ticket in a throwaway copy of a repository and print the verified patch.
     Fix(FixArgs),
+    /// Bring a run's verified patch into the repository: the SHA-256 you give is your approval.
+    Apply(ApplyArgs),
+    /// Reverse an applied run, if its files are still as plumb left them.
+    Undo(RunIdArgs),
+    /// List past runs: id, repository, ticket, outcome, patch SHA-256, applied or not.
+    Runs(RunsArgs),
+    /// Print a run's patch, or for a run that did not succeed, the diff of its failed attempt.
+    Show(RunIdArgs),
     /// Re-run a journal's model turns against the same base tree and check the patch is the same.
     Replay(ReplayArgs),
     /// Say which sandbox backends and tools work on this machine, with the fix for each that does not.
@@ -79,6 +87,35 @@ pub(crate) struct FixArgs {
     /// Write the verified patch to this file.
     #[arg(long, value_name = "PATCH")]
     pub out: Option<PathBuf>,
+    /// On approval, commit the change on this new local branch instead of changing your files
+    /// (the checked-out branch, the index and the working tree stay as they are).
+    #[arg(long, value_name = "NAME")]
+    pub branch: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct ApplyArgs {
+    /// The run, as `plumb runs` lists it.
+    pub run_id: String,
+    /// The SHA-256 of the patch you approve, as plumb printed it.
+    #[arg(long, value_name = "SHA256")]
+    pub sha: String,
+    /// Commit the change on this new local branch instead of changing your files.
+    #[arg(long, value_name = "NAME")]
+    pub branch: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct RunIdArgs {
+    /// The run, as `plumb runs` lists it.
+    pub run_id: String,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct RunsArgs {
+    /// One JSON object per run on stdout instead of a table.
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, Args)]

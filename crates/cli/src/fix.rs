@@ -1,12 +1,15 @@
 //! `plumb fix`: check the inputs, build the run, print progress, print the result.
 
+use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 
+use plumb_agent::ApprovalRequest;
 use plumb_config::FlagSetting;
 use plumb_protocol::{CheckStatus, FinalReport, SandboxKind, Usage, thousands};
 
+use crate::approve::TerminalGate;
 use crate::args::{FixArgs, SandboxArg};
-use crate::{Failure, launch, setup};
+use crate::{Failure, home, launch, setup};
 
 pub(crate) async fn run(args: FixArgs, overrides: &[String]) -> Result<i32, Failure> {
     let repo = local_repo(&args.repo)?;
@@ -16,7 +19,14 @@ pub(crate) async fn run(args: FixArgs, overrides: &[String]) -> Result<i32, Fail
             check_output_path(flag, path)?;
         }
     }
+    let asking = !args.json && TerminalGate::can_ask();
+    if args.branch.is_some() && !asking {
+        return Err(Failure::bad_input(
+            "--branch commits the change once you approve it at a terminal, and there is none here (or --json is given); run without --branch, then plumb apply RUN --sha SHA --branch NAME",
+        ));
+    }
     let loaded = setup::load_config(Some(&repo), overrides.to_vec(), flag_settings(&args))?;
+    let approval = loaded.config.approval.clone();
     let model = setup::connect_model(&loaded.config.model, &loaded.config)?;
     let test_command = args
         .test_cmd
@@ -34,6 +44,7 @@ pub(crate) async fn run(args: FixArgs, overrides: &[String]) -> Result<i32, Fail
         repo,
         ticket,
         model,
+        reviewer: None,
         test_command,
         journal_path: args.journal.clone(),
         expect_base_tree: None,
@@ -45,10 +56,59 @@ pub(crate) async fn run(args: FixArgs, overrides: &[String]) -> Result<i32, Fail
         _ => None,
     };
     // The report comes first either way: a verified patch is never lost to a failed write.
-    print_report(&report, args.json);
+    // At a terminal that will be asked, the approval screen shows the patch instead.
+    let verified = report.outcome == plumb_protocol::Outcome::Success;
+    let show_patch = !(asking && verified && std::io::stdout().is_terminal());
+    print_report_with(&report, args.json, show_patch);
+    if verified && !args.json {
+        if asking {
+            approve_and_apply(&report, &approval, args.branch.as_deref()).await;
+        } else {
+            eprintln!(
+                "not applied: plumb brings a change home only when a person approves it, and no terminal is here to ask; to apply it: plumb apply {} --sha {}",
+                report.run_id, report.patch_sha256
+            );
+        }
+    }
     match unwritten {
         Some(failure) => Err(failure),
         None => Ok(report.outcome.exit_code()),
+    }
+}
+
+/// Asks at the terminal; on approval applies the patch (or commits it on `branch`). Whatever the
+/// answer, the verified patch stays in the run folder for `plumb apply`.
+async fn approve_and_apply(
+    report: &FinalReport,
+    limits: &plumb_config::Approval,
+    branch: Option<&str>,
+) {
+    let run_dir = Path::new(&report.workspace);
+    let destination = match branch {
+        Some(name) => format!("a new branch {name} of {}", report.repo),
+        None => report.repo.clone(),
+    };
+    let request = ApprovalRequest {
+        run_id: report.run_id.clone(),
+        destination,
+        patch: report.patch.clone(),
+        patch_sha256: report.patch_sha256.clone(),
+        checks: report.checks.clone(),
+        flags: report.flags.clone(),
+        review: report.review.clone(),
+    };
+    let later = format!(
+        "the patch is in {}; to apply it later: plumb apply {} --sha {}",
+        run_dir.join(home::PATCH_FILE).display(),
+        report.run_id,
+        report.patch_sha256
+    );
+    match plumb_agent::ask(&TerminalGate::new(), &request, limits).await {
+        Ok(approval) => match home::bring_home(run_dir, report, approval.sha256(), branch) {
+            Ok(done) => eprintln!("{done}"),
+            Err(failure) => eprintln!("not applied: {}", failure.message),
+        },
+        Err(reason) => eprintln!("not applied: {reason}; your files are as they were; {later}"),
     }
 }
 
@@ -170,6 +230,11 @@ fn read_ticket(args: &FixArgs) -> Result<String, Failure> {
 /// The end of a run: with `--json` the report alone on stdout; else the patch on stdout and the
 /// checks, the outcome and the journal's path on stderr.
 pub(crate) fn print_report(report: &FinalReport, json: bool) {
+    print_report_with(report, json, true);
+}
+
+/// [`print_report`], with the patch on stdout only when `show_patch`.
+fn print_report_with(report: &FinalReport, json: bool, show_patch: bool) {
     if json {
         match serde_json::to_string_pretty(report) {
             Ok(text) => println!("{text}"),
@@ -177,7 +242,7 @@ pub(crate) fn print_report(report: &FinalReport, json: bool) {
         }
         return;
     }
-    if !report.patch.is_empty() {
+    if show_patch && !report.patch.is_empty() {
         print!("{}", report.patch);
     }
     eprintln!();
@@ -210,6 +275,18 @@ pub(crate) fn print_report(report: &FinalReport, json: bool) {
         report.reason
     );
     eprintln!("model: {}", usage_line(&report.usage));
+    if let Some(review) = &report.review {
+        eprintln!(
+            "review by {}: {}{}",
+            review.reviewer,
+            review.verdict.words(),
+            if review.summary.is_empty() {
+                String::new()
+            } else {
+                format!(" — {}", review.summary)
+            }
+        );
+    }
     if !report.patch_sha256.is_empty() {
         eprintln!("patch sha256: {}", report.patch_sha256);
     }

@@ -19,6 +19,8 @@ pub(crate) struct Task {
     pub repo: PathBuf,
     pub ticket: String,
     pub model: Box<dyn ModelClient>,
+    /// The reviewer, when not the one `review.model` names (a replay's recorded reviews).
+    pub reviewer: Option<Box<dyn ModelClient>>,
     pub test_command: Option<TestCommand>,
     pub journal_path: Option<PathBuf>,
     pub expect_base_tree: Option<String>,
@@ -33,6 +35,16 @@ pub(crate) async fn run(
     config: Config,
     settings: Provenance,
 ) -> Result<FinalReport, Failure> {
+    let reviewer = match task.reviewer {
+        Some(reviewer) => Some(reviewer),
+        None if !config.review.model.trim().is_empty() => Some(
+            setup::connect_model(&config.review.model, &config).map_err(|failure| Failure {
+                message: format!("review.model: {}", failure.message),
+                ..failure
+            })?,
+        ),
+        None => None,
+    };
     let run_id = new_run_id();
     let runs_dir = setup::runs_dir(&config)?;
     let run_dir = runs_dir.join(&run_id);
@@ -55,6 +67,7 @@ pub(crate) async fn run(
         repo: task.repo,
         ticket: task.ticket,
         model: task.model,
+        reviewer,
         config,
         test_command: task.test_command,
         sandbox,

@@ -2,6 +2,7 @@
 //! `Run`. Progress goes to stderr; with `--json` the final report is the only thing on stdout.
 //! Exit codes (DESIGN.md §7): 0 verified patch, 1 no patch (rolled back), 2 bad input, 3 infrastructure.
 
+mod approve;
 mod args;
 mod config_show;
 mod doctor;
@@ -9,6 +10,7 @@ mod eval;
 mod eval_import;
 mod eval_progress;
 mod fix;
+mod home;
 mod launch;
 mod models;
 mod progress;
@@ -68,6 +70,10 @@ fn main() {
     let result = runtime.block_on(async move {
         match cli.command {
             Command::Fix(args) => fix::run(args, &cli.config).await,
+            Command::Apply(args) => home::apply(args, &cli.config),
+            Command::Undo(args) => home::undo(args, &cli.config),
+            Command::Runs(args) => home::runs(args, &cli.config),
+            Command::Show(args) => home::show(args, &cli.config),
             Command::Replay(args) => replay::run(args, &cli.config).await,
             Command::Doctor => Ok(doctor::run().await),
             Command::Models(args) => models::run(args, &cli.config).await,

@@ -137,6 +137,24 @@ fn render(event: &Event) -> Option<String> {
                 attempt + 1
             ))
         }
+        Event::Reviewed { review } => {
+            let mut line = format!(
+                "review {} by {}: {}",
+                review.round,
+                review.reviewer,
+                review.verdict.words()
+            );
+            if !review.summary.is_empty() {
+                line.push_str(&format!(" — {}", review.summary));
+            }
+            for note in &review.notes {
+                line.push_str(&format!("\n    {}", note.sentence()));
+            }
+            for why in &review.attention {
+                line.push_str(&format!("\n    attention: {why}"));
+            }
+            Some(line)
+        }
         Event::RolledBack { attempt_ref, .. } => Some(match attempt_ref {
             Some(kept) => format!("rolled back to the baseline; the attempt is kept as {kept}"),
             None => "rolled back to the baseline (nothing had changed)".to_string(),

@@ -96,7 +96,8 @@ pub(crate) fn prune(runs_dir: &Path, current: &str, runs: &Runs) -> Pruned {
         };
         finished += 1;
         let place = finished - 1;
-        if runs.keep > 0 && place >= runs.keep {
+        // A change still applied keeps its run: `plumb undo` needs the bytes saved there.
+        if runs.keep > 0 && place >= runs.keep && !holds_an_apply(&dir) {
             match remove_all(&dir) {
                 Ok(()) => pruned.removed += 1,
                 Err(err) => pruned.failures.push(format!(
@@ -176,12 +177,21 @@ fn remove_all(dir: &Path) -> std::io::Result<()> {
     fs::remove_dir_all(dir)
 }
 
-/// Removes every folder directly in `dir`, keeping its files; true when there was one.
+/// Whether the run's change was brought home and not undone.
+fn holds_an_apply(dir: &Path) -> bool {
+    fs::read_to_string(dir.join(plumb_workspace::APPLIED_FILE))
+        .ok()
+        .and_then(|text| serde_json::from_str::<plumb_workspace::Applied>(&text).ok())
+        .is_some_and(|applied| !applied.undone)
+}
+
+/// Removes every folder directly in `dir`, keeping its files and the bytes an apply saved for
+/// its undo; true when there was one.
 fn remove_folders(dir: &Path) -> std::io::Result<bool> {
     let mut removed = false;
     for entry in fs::read_dir(dir)? {
         let entry = entry?;
-        if entry.file_type()?.is_dir() {
+        if entry.file_type()?.is_dir() && entry.file_name() != plumb_workspace::SAVED_DIR {
             remove_all(&entry.path())?;
             removed = true;
         }

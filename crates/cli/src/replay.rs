@@ -59,6 +59,10 @@ pub(crate) async fn run(args: ReplayArgs, overrides: &[String]) -> Result<i32, F
         repo,
         ticket: plan.meta.ticket.clone(),
         model: Box::new(model),
+        reviewer: Some(Box::new(ScriptModel::from_turns(
+            format!("replay-review:{}", args.journal.display()),
+            plan.reviews.clone(),
+        ))),
         test_command: Some(test_command),
         journal_path: None,
         expect_base_tree: Some(plan.meta.base_tree.clone()),

@@ -10,6 +10,7 @@ mod layers;
 mod models;
 mod provenance;
 mod repo_file;
+mod review;
 mod rules;
 
 use std::path::PathBuf;
@@ -23,6 +24,7 @@ pub use models::{
 };
 pub use provenance::provenance_of;
 pub use repo_file::REPO_FILES;
+pub use review::{Approval, Review};
 
 /// The hard ceiling on rounds, whatever the settings say (DESIGN.md §4).
 pub const MAX_ROUNDS_CEILING: u32 = 100;
@@ -72,6 +74,8 @@ pub struct Config {
     pub prices: Prices,
     pub local: Local,
     pub helpers: Helpers,
+    pub review: Review,
+    pub approval: Approval,
 }
 
 impl Default for Config {
@@ -97,6 +101,8 @@ impl Default for Config {
             prices: Prices::default(),
             local: Local::default(),
             helpers: Helpers::default(),
+            review: Review::default(),
+            approval: Approval::default(),
         }
     }
 }

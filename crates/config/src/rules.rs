@@ -153,6 +153,20 @@ pub(crate) const RULES: &[(&str, Rule)] = &[
     ("helpers.python_notes", Rule::Allowed),
     ("helpers.python_rewrites", Rule::Allowed),
     ("helpers.undo_failing_fixes", Rule::Allowed),
+    (
+        "review.enabled",
+        Rule::OnlyOn("only your own settings can switch the review of a change off"),
+    ),
+    (
+        "review.model",
+        Rule::Forbidden(
+            "only your own settings can choose the reviewer: a repository's choice could send your code to another service",
+        ),
+    ),
+    ("review.returns", Rule::AtMost),
+    ("review.max_diff_chars", Rule::AtMost),
+    ("approval.timeout_secs", Rule::AtMost),
+    ("approval.max_diff_bytes", Rule::AtMost),
 ];
 
 /// The reason for a key no rule names (none today; the table test keeps it so).

@@ -118,6 +118,10 @@ pub enum Event {
         round: u32,
         text: String,
     },
+    /// A reviewer read the verified change (DESIGN.md §5 step 7).
+    Reviewed {
+        review: Box<crate::Review>,
+    },
     RolledBack {
         to_commit: String,
         attempt_ref: Option<String>,

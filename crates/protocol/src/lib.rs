@@ -7,6 +7,7 @@ mod helpers;
 mod messages;
 mod numbers;
 mod report;
+mod review;
 mod settings;
 
 pub use events::{Event, JOURNAL_VERSION, JournalLine, LoggedMessage, RunMeta};
@@ -16,4 +17,5 @@ pub use numbers::thousands;
 pub use report::{
     CheckReport, CheckStatus, CheckStep, FinalReport, Outcome, SandboxKind, TestCounts, Timings,
 };
+pub use review::{Review, ReviewNote, ReviewVerdict};
 pub use settings::{IgnoredSetting, Provenance, Setting, SettingSource};

@@ -182,6 +182,12 @@ pub struct Timings {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct FinalReport {
     pub run_id: String,
+    /// The repository as the user gave it.
+    #[serde(default)]
+    pub repo: String,
+    /// The ticket's first line, for lists of runs.
+    #[serde(default)]
+    pub title: String,
     pub outcome: Outcome,
     pub rounds: u32,
     /// The verified patch (empty unless `outcome` is `success`).
@@ -195,8 +201,10 @@ pub struct FinalReport {
     /// or `flaky_baseline`).
     #[serde(default)]
     pub flag_kinds: Vec<String>,
-    /// The reviewer's verdict; `None` until the review step exists.
-    pub review: Option<String>,
+    /// The review of the verified change; `None` when no review ran (the run did not succeed,
+    /// or `review.enabled` is off).
+    #[serde(default)]
+    pub review: Option<crate::Review>,
     pub usage: Usage,
     pub timings: Timings,
     /// The wall the commands ran behind.

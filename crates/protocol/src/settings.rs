@@ -128,6 +128,8 @@ mod tests {
     fn a_report_from_before_settings_still_parses() {
         let report = FinalReport {
             run_id: "r1".into(),
+            repo: String::new(),
+            title: String::new(),
             outcome: Outcome::Stuck,
             rounds: 3,
             patch: String::new(),

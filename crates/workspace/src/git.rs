@@ -12,7 +12,7 @@
 //! - Each child runs in its own process group with a time limit; on timeout the whole group is killed.
 //!   Output is read on two threads and capped.
 
-use std::ffi::OsString;
+use std::ffi::{OsStr, OsString};
 use std::io::{self, Read, Write};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
@@ -179,6 +179,25 @@ impl Git {
         let mut cmd = self.repo_command(args);
         cmd.env("GIT_INDEX_FILE", index);
         self.execute(cmd, &args.join(" "), None)
+            .map_err(WorkspaceError::from)
+    }
+
+    /// `git <args>` in the work tree with no repository given: git finds the one the folder is the
+    /// top of, if any, and never looks above it (`GIT_CEILING_DIRECTORIES`). `env` adds variables
+    /// (an index file, the identity of a commit); `input` goes to stdin.
+    pub(crate) fn run_in_folder(
+        &self,
+        args: &[&str],
+        env: &[(&str, &OsStr)],
+        input: Option<&[u8]>,
+    ) -> Result<GitOutput, WorkspaceError> {
+        let mut cmd = self.base_command();
+        cmd.args(args).current_dir(&self.work_tree);
+        if let Some(parent) = self.work_tree.parent() {
+            cmd.env("GIT_CEILING_DIRECTORIES", parent);
+        }
+        cmd.envs(env.iter().map(|(key, value)| (*key, *value)));
+        self.execute(cmd, &args.join(" "), input)
             .map_err(WorkspaceError::from)
     }
 

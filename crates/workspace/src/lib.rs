@@ -2,8 +2,8 @@
 //! honest: shadow-git checkpoints outside the copy, rollback, the patch against the baseline, and path
 //! confinement for every path a model names.
 //!
-//! The user's repository is only ever read (a walk of its files); no git command runs on it and nothing is
-//! written into it. All git calls go to the shadow dir with an isolated environment (see `git.rs`), except
+//! The user's repository is only read (a walk of its files) while a run goes; the one place that writes to it
+//! is `home/`, after a person approved the exact diff (`plumb fix`'s question, `plumb apply --sha`). All git calls go to the shadow dir with an isolated environment (see `git.rs`), except
 //! `source_tree.rs`, which reads a task repository's objects (never its working tree, index or refs) to
 //! write one commit's tree for `plumb eval`.
 
@@ -13,6 +13,7 @@ mod copy;
 mod diff;
 mod error;
 mod git;
+mod home;
 mod ids;
 mod reader;
 mod run_dir;
@@ -25,6 +26,11 @@ pub use confine::{MAX_LINKS, is_hidden_char};
 pub use copy::{CopyLimits, CopyReport, PLUMBIGNORE, SkippedFile};
 pub use diff::{ChangeKind, ChangedFile, Entry, EntryMode, ObjectId, Patch, sha256_hex};
 pub use error::{ConfineError, WorkspaceError};
+pub use home::{
+    APPLIED_FILE, Applied, BranchCommit, CHANGE_FILE, ChangeRecord, Destination, FileKind,
+    FileState, HomeError, Identity, SAVED_DIR, Touched, apply_to_tree, commit_on_branch,
+    delete_branch, undo_in_tree, write_record,
+};
 pub use ids::{CommitId, MAX_LABEL_CHARS, MAX_REF_NAME_CHARS, sanitize_label, sanitize_ref_name};
 pub use reader::{ReadError, SpecialKind, Tree};
 pub use setup_snapshot::{

@@ -451,6 +451,11 @@ impl Workspace {
         }
     }
 
+    /// The bytes of a blob the shadow git stores (a file's content, a link's target).
+    pub(crate) fn blob_bytes(&self, id: &crate::ObjectId) -> Result<Vec<u8>, WorkspaceError> {
+        Ok(self.git.run(&["cat-file", "blob", id.as_str()])?.stdout)
+    }
+
     /// The checkpoints from HEAD back to the baseline, newest first.
     pub fn history(&self) -> Result<Vec<Checkpoint>, WorkspaceError> {
         let out = self.git.run(&[

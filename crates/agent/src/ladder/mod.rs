@@ -13,6 +13,6 @@ mod suite;
 mod test_checks;
 mod whole_suite;
 
-pub(crate) use cx::{Cx, DoneAnswer, Ladder};
+pub(crate) use cx::{Cx, DoneAnswer, Ladder, refuse};
 pub(crate) use original::original_source;
 pub(crate) use static_checks::tamper_policy;

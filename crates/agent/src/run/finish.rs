@@ -2,6 +2,7 @@
 //! workspace rolled back to the baseline. The report, the patch and the journal are written last.
 
 use plumb_protocol::{Event, FinalReport, Outcome};
+use plumb_workspace::{CHANGE_FILE, ChangeRecord, Patch};
 
 use super::Run;
 use crate::ending::{Ending, elapsed_ms};
@@ -13,9 +14,13 @@ impl Run {
     pub(super) async fn finish(mut self, mut ending: Ending) -> FinalReport {
         let mut patch = (String::new(), String::new());
         let mut attempt_ref = None;
+        let mut change = None;
         if ending.outcome == Outcome::Success {
-            match self.workspace.patch() {
-                Ok(p) => patch = (p.text, p.sha256),
+            match self.change_record() {
+                Ok((p, record)) => {
+                    patch = (p.text, p.sha256);
+                    change = Some(record);
+                }
                 Err(err) => {
                     ending = Ending::new(
                         Outcome::InfraError,
@@ -46,6 +51,15 @@ impl Run {
         let (flag_kinds, flags) = self.ladder.flags.iter().cloned().chain(flaky).unzip();
         let report = FinalReport {
             run_id: self.asked.run_id.clone(),
+            repo: self.asked.repo_label.clone(),
+            title: self
+                .asked
+                .ticket
+                .lines()
+                .map(str::trim)
+                .find(|line| !line.is_empty())
+                .unwrap_or_default()
+                .to_string(),
             outcome: ending.outcome,
             rounds: self.round,
             patch: patch.0,
@@ -54,7 +68,10 @@ impl Run {
             checks: self.ladder.checks.clone(),
             flags,
             flag_kinds,
-            review: None,
+            // A review belongs to the patch it read, and only a success keeps its patch.
+            review: (ending.outcome == Outcome::Success)
+                .then(|| self.reviewer.last().cloned())
+                .flatten(),
             usage: self.usage,
             timings: self.timings,
             sandbox: self.tester.sandbox().kind(),
@@ -65,7 +82,7 @@ impl Run {
             ignored_settings: self.asked.settings.ignored.clone(),
             helpers: self.helper_states.clone(),
         };
-        self.write_artifacts(&report);
+        self.write_artifacts(&report, change.as_ref());
         self.emit(Event::RunFinished {
             outcome: report.outcome,
             report: Box::new(report.clone()),
@@ -94,6 +111,12 @@ impl Run {
         } else {
             None
         };
+        // Kept beside the report too, so `plumb show` has it after the workspace is pruned.
+        if let Some(kept) = &kept
+            && let Ok(diff) = self.workspace.kept_diff(kept)
+        {
+            let _ = std::fs::write(self.asked.run_dir.join("attempt.diff"), diff);
+        }
         let baseline = self.workspace.baseline().clone();
         self.workspace
             .rollback(&baseline)
@@ -106,14 +129,35 @@ impl Run {
         Ok(kept)
     }
 
-    /// `report.json` and, on success, `patch.diff` beside the journal, for later commands.
-    fn write_artifacts(&self, report: &FinalReport) {
+    /// The verified patch, and what `plumb apply` needs to bring it home later: each touched
+    /// file's bytes at the start and after the change.
+    fn change_record(&self) -> Result<(Patch, ChangeRecord), String> {
+        let patch = self.workspace.patch().map_err(|err| err.to_string())?;
+        let files = self
+            .workspace
+            .touched(&patch.files)
+            .map_err(|err| err.to_string())?;
+        let record = ChangeRecord {
+            repo: self.asked.repo.clone(),
+            patch_sha256: patch.sha256.clone(),
+            files,
+        };
+        Ok((patch, record))
+    }
+
+    /// `report.json` and, on success, `patch.diff` and `change.json` beside the journal, for
+    /// later commands (`plumb apply`, `plumb runs`, `plumb show`; a failed attempt's diff is
+    /// `attempt.diff`, written at the rollback).
+    fn write_artifacts(&self, report: &FinalReport, change: Option<&ChangeRecord>) {
         let dir = &self.asked.run_dir;
         if let Ok(json) = serde_json::to_string_pretty(report) {
             let _ = std::fs::write(dir.join("report.json"), json);
         }
         if !report.patch.is_empty() {
             let _ = std::fs::write(dir.join("patch.diff"), &report.patch);
+        }
+        if let Some(change) = change {
+            let _ = plumb_workspace::write_record(&dir.join(CHANGE_FILE), change);
         }
     }
 }

@@ -47,12 +47,15 @@ use crate::ending::Ending;
 use crate::facts::Briefing;
 use crate::ladder::Ladder;
 use crate::policy::Policies;
+use crate::review::Reviewer;
 use crate::setup_cache::SetupCache;
 use crate::tester::Tester;
 
 /// What the front end asked for, as far as the loop keeps it.
 struct Asked {
     repo_label: String,
+    /// The user's folder the workspace was copied from.
+    repo: PathBuf,
     ticket: String,
     config: Config,
     run_id: String,
@@ -93,6 +96,7 @@ pub struct Run {
     /// True when a command ran since the last checkpoint, so files may have changed unreported.
     unsaved: bool,
     ladder: Ladder,
+    reviewer: Reviewer,
     /// The helpers' settings as the tools and the prompt read them.
     helpers: HelpersInEffect,
     policies: Policies,

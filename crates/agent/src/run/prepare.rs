@@ -18,6 +18,7 @@ use crate::facts::{Briefing, RunFacts};
 use crate::journal::Journal;
 use crate::ladder::{Ladder, tamper_policy};
 use crate::policy::{Policies, Policy};
+use crate::review::Reviewer;
 use crate::tester::Tester;
 use crate::{RunError, RunSpec};
 
@@ -86,9 +87,11 @@ impl Run {
             &spec.run_dir,
         );
         let keep_full = spec.config.limits.full_results_kept;
+        let reviewer = Reviewer::new(spec.reviewer, spec.config.review.clone());
         let mut run = Run {
             asked: Asked {
                 repo_label: spec.repo_label,
+                repo: spec.repo,
                 ticket: spec.ticket,
                 config: spec.config,
                 run_id: spec.run_id,
@@ -118,6 +121,7 @@ impl Run {
             last_checkpoint,
             unsaved: false,
             ladder,
+            reviewer,
             helpers,
             policies: Policies::default(),
             helper_states: Vec::new(),

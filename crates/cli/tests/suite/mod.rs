@@ -1,3 +1,4 @@
+mod approve;
 mod attack;
 mod bad_input;
 mod bill_412;
@@ -15,5 +16,6 @@ mod models;
 mod phases_flow;
 mod providers;
 mod replay;
+mod review;
 mod setup_phase;
 mod toolchains;

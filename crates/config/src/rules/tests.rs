@@ -9,8 +9,8 @@ use pretty_assertions::assert_eq;
 use super::*;
 use crate::provenance::{dotted, leaves, table_of};
 use crate::{
-    Config, Helpers, Limits, Local, ModelService, PriceOverride, Provider, Providers, RunPolicy,
-    Runs,
+    Approval, Config, Helpers, Limits, Local, ModelService, PriceOverride, Provider, Providers,
+    Review, RunPolicy, Runs,
 };
 
 fn toml(text: &str) -> Value {
@@ -291,6 +291,16 @@ fn every_key_set() -> Config {
             python_notes: Some(true),
             python_rewrites: Some(true),
             undo_failing_fixes: Some(true),
+        },
+        review: Review {
+            enabled: true,
+            model: "anthropic:claude-sonnet-4".into(),
+            returns: 1,
+            max_diff_chars: 24_000,
+        },
+        approval: Approval {
+            timeout_secs: 600,
+            max_diff_bytes: 1 << 20,
         },
     }
 }

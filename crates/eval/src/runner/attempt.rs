@@ -154,6 +154,15 @@ async fn steps(
     }
     let test_command = test_command(task, &config, &tree)?;
     let model = model(shared, task, &tree, dir, &config)?;
+    let reviewer = match config.review.model.trim() {
+        "" => None,
+        spec => Some(
+            shared
+                .engine
+                .connect(spec, &config)
+                .map_err(|err| Stop::BadTask(format!("review.model: {err}")))?,
+        ),
+    };
     let run_dir = dir.join(RUN_DIR);
     std::fs::create_dir_all(&run_dir)
         .map_err(|err| Stop::Infra(format!("could not create {}: {err}", run_dir.display())))?;
@@ -167,6 +176,7 @@ async fn steps(
         repo: tree.clone(),
         ticket: task.problem_statement.clone(),
         model,
+        reviewer,
         config: config.clone(),
         test_command: Some(test_command.clone()),
         sandbox,

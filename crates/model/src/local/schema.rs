@@ -20,6 +20,9 @@ const EDIT_TEXT_MAX_CHARS: usize = 1200;
 /// the model's own account only needs a few sentences.
 const SUMMARY_MAX_CHARS: usize = 200;
 
+/// The longest `note` of a review the grammar allows.
+const NOTE_MAX_CHARS: usize = 300;
+
 /// The schema text for a reply that calls one of `tools`. When `done` is the only tool offered
 /// there is nothing to decide, so the reply has no `thought` even with the helper on: on
 /// BILL-412 that thought was some 45 of the round's 80 generated tokens, about 2 s.
@@ -108,6 +111,7 @@ fn bounded(name: &str, schema: String) -> String {
     let limit = match name {
         "old_text" | "new_text" => EDIT_TEXT_MAX_CHARS,
         "summary" => SUMMARY_MAX_CHARS,
+        "note" => NOTE_MAX_CHARS,
         _ => return schema,
     };
     if is_string {
@@ -118,22 +122,19 @@ fn bounded(name: &str, schema: String) -> String {
 }
 
 fn property_schema(property: &Value) -> String {
-    let mut kept = serde_json::Map::new();
-    for key in ["type", "enum", "const"] {
-        if let Some(value) = property.get(key) {
-            kept.insert(key.to_string(), value.clone());
-        }
+    // An object with named fields (a reviewer's note) keeps them, in the same order rules.
+    if property.get("properties").is_some_and(Value::is_object) {
+        return arguments_schema(property);
     }
+    // Written as text, not through a `Value`, whose map would sort nested fields by name.
+    let mut parts: Vec<String> = ["type", "enum", "const"]
+        .into_iter()
+        .filter_map(|key| Some(format!(r#""{key}":{}"#, property.get(key)?)))
+        .collect();
     if let Some(items) = property.get("items") {
-        kept.insert(
-            "items".to_string(),
-            serde_json::from_str(&property_schema(items)).unwrap_or(Value::Null),
-        );
+        parts.push(format!(r#""items":{}"#, property_schema(items)));
     }
-    if kept.is_empty() {
-        return "{}".to_string();
-    }
-    Value::Object(kept).to_string()
+    format!("{{{}}}", parts.join(","))
 }
 
 #[cfg(test)]
@@ -235,5 +236,35 @@ mod tests {
             json!(["thought", "tool", "arguments"]),
         );
         assert_eq!(actual, expected);
+    }
+
+    #[test]
+    fn objects_in_an_array_keep_their_fields_in_order_and_a_note_is_bounded() {
+        let review = ToolSpec {
+            name: "submit_review".into(),
+            description: "Review.".into(),
+            parameters: json!({
+                "type": "object",
+                "properties": {
+                    "notes": {
+                        "type": "array",
+                        "items": {
+                            "type": "object",
+                            "properties": {
+                                "note": {"type": "string"},
+                                "line": {"type": "integer"},
+                                "file": {"type": "string", "description": "x"}
+                            },
+                            "required": ["file", "line", "note"]
+                        }
+                    }
+                },
+                "required": ["notes"]
+            }),
+        };
+        let text = reply_schema(&[review], false);
+        let items = r#""items":{"type": "object", "properties": {"file": {"type":"string"}, "line": {"type":"integer"}, "note": {"type":"string","maxLength":300}}, "required": ["file", "line", "note"], "additionalProperties": false}"#;
+        // Required first in `required`'s order: a note's place before the note.
+        assert!(text.contains(items), "{text}");
     }
 }

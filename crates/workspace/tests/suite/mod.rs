@@ -4,6 +4,7 @@
 mod checkpoint;
 mod confine;
 mod copy_limits;
+mod home;
 mod patch;
 mod prepare;
 

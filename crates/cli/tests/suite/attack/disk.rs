@@ -141,6 +141,14 @@ fn a_ten_megabyte_create_file_is_journalled_once_and_replays_exactly() {
             .collect();
         turns.push((turn.content, calls));
     }
+    // The reviewer (the same model) reads the verified change; its request is journalled too.
+    turns.push((
+        String::new(),
+        vec![(
+            "submit_review".to_string(),
+            json!({"verdict": "approve", "summary": "GST after the discount.", "notes": []}),
+        )],
+    ));
     let responses = turns
         .iter()
         .enumerate()

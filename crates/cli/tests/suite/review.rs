@@ -1,0 +1,76 @@
+//! The review step end to end: BILL-412's bundled script fixes the bug, a scripted reviewer asks
+//! for changes once (the fixer reads its notes and says `done` again), then approves.
+
+use plumb_protocol::{Event, Outcome, ReviewVerdict};
+use plumb_test_support::billing_example;
+use pretty_assertions::assert_eq;
+
+use super::common::{Fixture, journal_events, report, stderr};
+
+const REQUEST: &str = r#"{"tool": "submit_review", "args": {"verdict": "request_changes", "summary": "The rounding is not covered.", "notes": [{"file": "tests/test_gst.py", "line": 9, "note": "add a case where GST rounds half up"}]}}"#;
+const APPROVE: &str = r#"{"tool": "submit_review", "args": {"verdict": "approve", "summary": "GST on the discounted price, as the ticket asks.", "notes": []}}"#;
+
+#[test]
+fn a_reviewer_that_asks_for_changes_sends_the_run_back_once_and_its_approval_is_reported() {
+    let fixture = Fixture::billing();
+    let bundled = std::fs::read_to_string(billing_example().join("bill-412.script.jsonl")).unwrap();
+    let done = bundled.lines().last().unwrap().to_string();
+    let fixer = fixture.script_path("fixer.jsonl");
+    std::fs::write(&fixer, format!("{}\n{done}\n", bundled.trim_end())).unwrap();
+    let reviewer = fixture.script_path("reviewer.jsonl");
+    std::fs::write(&reviewer, format!("{REQUEST}\n{APPROVE}\n")).unwrap();
+    let setting = format!("review.model=script:{}", reviewer.display());
+
+    let output = fixture.fix_with_script(&fixer, &["-c", &setting]);
+
+    assert_eq!(output.status.code(), Some(0), "stderr: {}", stderr(&output));
+    let report = report(&output);
+    let events = journal_events(&report);
+    let reviews: Vec<(u32, ReviewVerdict)> = events
+        .iter()
+        .filter_map(|event| match event {
+            Event::Reviewed { review } => Some((review.round, review.verdict)),
+            _ => None,
+        })
+        .collect();
+    let done_answers: Vec<&str> = events
+        .iter()
+        .filter_map(|event| match event {
+            Event::ToolFinished { name, output, .. } if name == "done" => Some(output.as_str()),
+            _ => None,
+        })
+        .collect();
+    let review = report.review.clone().unwrap();
+    assert_eq!(
+        (
+            report.outcome,
+            reviews,
+            review.verdict,
+            review.summary.as_str(),
+            review.patch_sha256 == report.patch_sha256,
+        ),
+        (
+            Outcome::Success,
+            vec![
+                (1, ReviewVerdict::RequestChanges),
+                (2, ReviewVerdict::Approve)
+            ],
+            ReviewVerdict::Approve,
+            "GST on the discounted price, as the ticket asks.",
+            true,
+        )
+    );
+    assert_eq!(done_answers.len(), 2, "{done_answers:?}");
+    assert!(
+        done_answers[0].contains("asks for changes")
+            && done_answers[0]
+                .contains("- tests/test_gst.py:9: add a case where GST rounds half up"),
+        "{}",
+        done_answers[0]
+    );
+    assert!(
+        stderr(&output).contains("review 2 by script:"),
+        "{}",
+        stderr(&output)
+    );
+}

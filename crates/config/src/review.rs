@@ -1,0 +1,52 @@
+//! The settings of the steps after the loop: the review of a verified change and a person's
+//! approval of its exact diff (DESIGN.md §5 steps 7–8).
+
+use serde::{Deserialize, Serialize};
+
+/// The reviewer model's read of a verified change.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Review {
+    /// Whether a reviewer reads every verified change. A repository may only turn it on.
+    pub enabled: bool,
+    /// The reviewer's model spec; empty means the fixer's model. Another model reads the change
+    /// with fresh eyes (the ADR's "ideally a different model than the fixer").
+    pub model: String,
+    /// How many times a request-changes verdict sends the run back into the loop with the notes.
+    /// After that the verdict stands in the report for the person who approves.
+    pub returns: u32,
+    /// The longest diff the reviewer is sent, in characters; a longer one is cut, and the review
+    /// then needs a person's attention whatever it says.
+    pub max_diff_chars: usize,
+}
+
+impl Default for Review {
+    fn default() -> Self {
+        Self {
+            enabled: true,
+            model: String::new(),
+            returns: 1,
+            max_diff_chars: 24_000,
+        }
+    }
+}
+
+/// A person's approval of the exact diff they were shown.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Approval {
+    /// Seconds the terminal waits for an answer before it rejects.
+    pub timeout_secs: u64,
+    /// The longest diff, in bytes, plumb asks a person to approve; a longer one is rejected
+    /// (nobody reads it whole), and its patch file is kept.
+    pub max_diff_bytes: u64,
+}
+
+impl Default for Approval {
+    fn default() -> Self {
+        Self {
+            timeout_secs: 600,
+            max_diff_bytes: 1 << 20,
+        }
+    }
+}
