@@ -8,7 +8,9 @@
 #   scripts/demo.sh --script        the scripted model: the article's eight rounds, in seconds
 #   scripts/demo.sh --model SPEC    any model spec (openai:gpt-4.1, anthropic:…, ollama:…)
 #
-# Runs live under $PLUMB_HOME (default ~/.local/state/plumb); the example folder is never changed.
+# Runs live under $PLUMB_HOME (default ~/.local/state/plumb). The run works on a git copy of the
+# example in a temporary folder, so answering `yes` at the approval question applies the fix there
+# and the example folder itself is never changed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # llama.cpp gets the CPU paths this machine has (AVX-512 where there is one).
@@ -32,7 +34,13 @@ else
     target/release/plumb models fetch 0.5b >/dev/null
   fi
 fi
+demo_repo="$(mktemp -d "${TMPDIR:-/tmp}/plumb-demo.XXXXXX")"
+cp -R examples/billing/. "$demo_repo"
+git -C "$demo_repo" -c init.defaultBranch=main init -q
+git -C "$demo_repo" add -A
+git -C "$demo_repo" -c user.name=plumb -c user.email=plumb@localhost commit -q -m "BILL-412 example"
+echo "demo: the example is copied to $demo_repo (a yes at the end applies the fix there)" >&2
 exec target/release/plumb fix \
-  --repo examples/billing \
-  --ticket examples/billing/BILL-412.md \
+  --repo "$demo_repo" \
+  --ticket "$demo_repo/BILL-412.md" \
   "${model[@]}" "$@"
