@@ -144,11 +144,15 @@ fn run_fix(
         "--sandbox",
         "none",
     ]);
+    // These count and read the fixer's requests; the review step has its own tests
+    // (suite::review, attack::disk scripts a reviewer's reply on the wire).
     command.args([
         "-c",
         "model_service.initial_backoff_ms=10",
         "-c",
         "model_service.max_backoff_ms=50",
+        "-c",
+        "review.enabled=false",
     ]);
     for item in overrides {
         command.args(["-c", item]);

@@ -198,6 +198,12 @@ fn a_context_overflow_compacts_the_history_and_the_run_goes_on() {
             &json!({"error": {"message": "This model's maximum context length is 128000 tokens.", "type": "invalid_request_error", "code": "context_length_exceeded"}}),
         ),
     );
+    // The reviewer (the same model) reads the verified change last.
+    let review = plumb_model::parse_script(
+        r#"{"tool": "submit_review", "args": {"verdict": "approve", "summary": "Right.", "notes": []}}"#,
+    )
+    .unwrap();
+    responses.push(body(&review[0], responses.len() + 1));
     let server = MockServer::start(responses);
     let repo = fixture.repo_path().display().to_string();
     let ticket = fixture.ticket().display().to_string();
@@ -220,7 +226,7 @@ fn a_context_overflow_compacts_the_history_and_the_run_goes_on() {
     let report = report(&output);
     assert_eq!(report.outcome, Outcome::Success, "{}", stderr(&output));
     let requests = server.requests();
-    assert_eq!(requests.len(), 9);
+    assert_eq!(requests.len(), 10);
     let shortened = |n: usize| {
         requests[n].json()["messages"]
             .as_array()
