@@ -278,16 +278,11 @@ fn runs_dir(overrides: &[String]) -> Result<PathBuf, Failure> {
 
 /// `r<hex>-<6 hex>`, as `plumb_agent::new_run_id` makes them: nothing that could leave the runs folder.
 fn is_run_id(name: &str) -> bool {
-    let Some((time, salt)) = name.strip_prefix('r').and_then(|rest| rest.split_once('-')) else {
-        return false;
-    };
-    !time.is_empty()
-        && time.bytes().all(|b| b.is_ascii_hexdigit())
-        && salt.len() == 6
-        && salt.bytes().all(|b| b.is_ascii_hexdigit())
+    crate::prune::run_time(name).is_some()
 }
 
-fn read_applied(run_dir: &Path) -> Result<Option<Applied>, Failure> {
+/// The run's `applied.json`, if its change was ever brought home.
+pub(crate) fn read_applied(run_dir: &Path) -> Result<Option<Applied>, Failure> {
     let path = run_dir.join(APPLIED_FILE);
     if !path.exists() {
         return Ok(None);

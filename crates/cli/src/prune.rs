@@ -139,7 +139,7 @@ fn candidates(runs_dir: &Path) -> Vec<(u64, String)> {
 }
 
 /// The milliseconds in a run id `r<hex>-<6 hex>` (see `plumb_agent::new_run_id`).
-fn run_time(name: &str) -> Option<u64> {
+pub(crate) fn run_time(name: &str) -> Option<u64> {
     let (time, salt) = name.strip_prefix('r')?.split_once('-')?;
     let salt_ok = salt.len() == 6 && salt.bytes().all(|b| b.is_ascii_hexdigit());
     let time_ok = !time.is_empty() && time.bytes().all(|b| b.is_ascii_hexdigit());
@@ -179,9 +179,9 @@ fn remove_all(dir: &Path) -> std::io::Result<()> {
 
 /// Whether the run's change was brought home and not undone.
 fn holds_an_apply(dir: &Path) -> bool {
-    fs::read_to_string(dir.join(plumb_workspace::APPLIED_FILE))
+    crate::home::read_applied(dir)
         .ok()
-        .and_then(|text| serde_json::from_str::<plumb_workspace::Applied>(&text).ok())
+        .flatten()
         .is_some_and(|applied| !applied.undone)
 }
 

@@ -7,8 +7,7 @@
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 
-use super::{Applied, ChangeRecord, Destination, HomeError, now_ms, write_record};
-use crate::diff::sha256_hex;
+use super::{Applied, ChangeRecord, Destination, HomeError, check_patch, now_ms, write_record};
 use crate::error::WorkspaceError;
 use crate::git::Git;
 
@@ -38,14 +37,7 @@ pub fn commit_on_branch(
     identity: &Identity,
     run_dir: &Path,
 ) -> Result<BranchCommit, HomeError> {
-    let bytes = std::fs::read(patch_path).map_err(|err| HomeError::io(patch_path, err))?;
-    let actual = sha256_hex(&bytes);
-    if actual != approved_sha || actual != record.patch_sha256 {
-        return Err(HomeError::PatchChanged {
-            expected: approved_sha.to_string(),
-            actual,
-        });
-    }
+    check_patch(patch_path, approved_sha, &record.patch_sha256)?;
     let git = repository(&record.repo, run_dir)?;
     let refname = branch_ref(&git, name)?;
     if git

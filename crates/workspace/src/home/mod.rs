@@ -234,6 +234,24 @@ impl Workspace {
     }
 }
 
+/// The patch file must still be the approved one (and the one the run recorded): its SHA-256 is
+/// checked right before anything is written, whichever way the change goes home.
+pub(crate) fn check_patch(
+    patch_path: &Path,
+    approved: &str,
+    recorded: &str,
+) -> Result<(), HomeError> {
+    let bytes = std::fs::read(patch_path).map_err(|err| HomeError::io(patch_path, err))?;
+    let actual = crate::diff::sha256_hex(&bytes);
+    if actual != approved || actual != recorded {
+        return Err(HomeError::PatchChanged {
+            expected: approved.to_string(),
+            actual,
+        });
+    }
+    Ok(())
+}
+
 /// Milliseconds since the epoch, for records.
 pub(crate) fn now_ms() -> u64 {
     std::time::SystemTime::now()

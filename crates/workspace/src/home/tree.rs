@@ -13,9 +13,9 @@ use serde::{Deserialize, Serialize};
 
 use super::state::{FileKind, FileState, inside, state_of};
 use super::{
-    Applied, ChangeRecord, Destination, HomeError, SAVED_DIR, Touched, now_ms, write_record,
+    Applied, ChangeRecord, Destination, HomeError, SAVED_DIR, Touched, check_patch, now_ms,
+    write_record,
 };
-use crate::diff::sha256_hex;
 use crate::git::Git;
 
 /// The bytes one touched file had just before the apply, as saved in the run's `applied/`.
@@ -37,12 +37,7 @@ pub fn apply_to_tree(
 ) -> Result<Applied, HomeError> {
     check_patch(patch_path, approved_sha, &record.patch_sha256)?;
     let root = &record.repo;
-    let changed = changed_since(root, &record.files, |t| {
-        vec![(t.before_path(), t.before.clone())]
-            .into_iter()
-            .chain(t.from.as_ref().map(|_| (t.path.as_str(), None)))
-            .collect()
-    })?;
+    let changed = changed_since(root, &record.files, as_started)?;
     if !changed.is_empty() {
         return Err(HomeError::ChangedSinceStart {
             files: changed,
@@ -69,12 +64,7 @@ pub fn apply_to_tree(
             detail: err.to_string(),
         });
     }
-    let differ = changed_since(root, &record.files, |t| {
-        vec![(t.path.as_str(), t.after.clone())]
-            .into_iter()
-            .chain(t.from.as_deref().map(|from| (from, None)))
-            .collect()
-    })?;
+    let differ = changed_since(root, &record.files, as_changed)?;
     if !differ.is_empty() {
         restore(root, &record.files, &saved, &saved_dir)?;
         return Err(HomeError::AppliedDifferently { files: differ });
@@ -96,12 +86,7 @@ pub fn apply_to_tree(
 /// what plumb left.
 pub fn undo_in_tree(applied: &Applied, run_dir: &Path, patch_path: &Path) -> Result<(), HomeError> {
     let root = &applied.repo;
-    let changed = changed_since(root, &applied.files, |t| {
-        vec![(t.path.as_str(), t.after.clone())]
-            .into_iter()
-            .chain(t.from.as_deref().map(|from| (from, None)))
-            .collect()
-    })?;
+    let changed = changed_since(root, &applied.files, as_changed)?;
     if !changed.is_empty() {
         return Err(HomeError::ChangedSinceApply {
             files: changed,
@@ -123,24 +108,34 @@ pub fn undo_in_tree(applied: &Applied, run_dir: &Path, patch_path: &Path) -> Res
     )
 }
 
-/// The patch file must still be the approved one.
-fn check_patch(patch_path: &Path, approved: &str, recorded: &str) -> Result<(), HomeError> {
-    let bytes = std::fs::read(patch_path).map_err(|err| HomeError::io(patch_path, err))?;
-    let actual = sha256_hex(&bytes);
-    if actual != approved || actual != recorded {
-        return Err(HomeError::PatchChanged {
-            expected: approved.to_string(),
-            actual,
-        });
+/// Each path of a touched file, and what it should hold (`None`: nothing).
+type Expected<'a> = Vec<(&'a str, Option<FileState>)>;
+
+/// What a touched file's paths hold when the run started: `before` (at a rename's old path),
+/// and nothing at a rename's new path.
+fn as_started(touched: &Touched) -> Expected<'_> {
+    let mut expected = vec![(touched.before_path(), touched.before.clone())];
+    if touched.from.is_some() {
+        expected.push((touched.path.as_str(), None));
     }
-    Ok(())
+    expected
+}
+
+/// What a touched file's paths hold once the change is in: `after`, and nothing at a rename's
+/// old path.
+fn as_changed(touched: &Touched) -> Expected<'_> {
+    let mut expected = vec![(touched.path.as_str(), touched.after.clone())];
+    if let Some(from) = &touched.from {
+        expected.push((from.as_str(), None));
+    }
+    expected
 }
 
 /// The paths (of those `expected` names for each touched file) that do not hold what it says.
-fn changed_since<'a>(
+fn changed_since(
     root: &Path,
-    files: &'a [Touched],
-    expected: impl Fn(&'a Touched) -> Vec<(&'a str, Option<FileState>)>,
+    files: &[Touched],
+    expected: fn(&Touched) -> Expected<'_>,
 ) -> Result<Vec<String>, HomeError> {
     let mut changed = Vec::new();
     for touched in files {
