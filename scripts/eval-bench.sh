@@ -37,8 +37,8 @@ plumb="${PLUMB:-${CARGO_TARGET_DIR:-target}/release/plumb}"
 table() {
   python3 - "$@" <<'PY'
 import json, os, statistics, sys
-print("| run | language | tasks | resolved | plumb verified | disagree | held back, would resolve | errors | median rounds | median s/round | a round: new prompt / generated tokens | a round: model / command s | tokens in / out | median wall s/task |")
-print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+print("| run | language | tasks | resolved | plumb verified | disagree | held back, would resolve | errors | median rounds | median s/round | a round: new prompt / generated tokens | a round: model / command s | tokens in / out | median wall s/task | reviews: approve / request changes / no verdict | sent back: verified / resolved | median s/review |")
+print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 
 def timings(r):
     # Kept in result.json since the round split was added; earlier results have it in the run's report.
@@ -76,7 +76,16 @@ for out in sys.argv[1:]:
         med0 = lambda xs: f"{statistics.median(xs):.0f}" if xs else "–"
         tin = sum(r["usage"]["input_tokens"] for r in rs)
         tout = sum(r["usage"]["output_tokens"] for r in rs)
-        print(f"| {os.path.basename(out.rstrip('/'))} | {lang} | {len(rs)} | {resolved} | {verified} | {disagree} | {held_back} | {errors} | {med(rounds)} | {med(per_round)} | {med0(new_prompt)} / {med0(generated)} | {med(model_s)} / {med(command_s)} | {tin:,} / {tout:,} | {med(walls)} |")
+        # Each review in brief (results written before the review step have none: "–").
+        steps = [s for r in done for s in r.get("reviews", [])]
+        said = [s.get("model_verdict") for s in steps]
+        back = [r for r in done if any(s["sent_back"] for s in r.get("reviews", []))]
+        back_verified = sum(1 for r in back if r["outcome"] == "success")
+        back_resolved = sum(1 for r in back if r["score"] and r["score"]["resolved"])
+        reviews = f"{said.count('approve')} / {said.count('request_changes')} / {len(said) - said.count('approve') - said.count('request_changes')}" if steps else "–"
+        sent_back = f"{len(back)}: {back_verified} / {back_resolved}" if steps else "–"
+        review_s = med([s["ms"] / 1000 for s in steps])
+        print(f"| {os.path.basename(out.rstrip('/'))} | {lang} | {len(rs)} | {resolved} | {verified} | {disagree} | {held_back} | {errors} | {med(rounds)} | {med(per_round)} | {med0(new_prompt)} / {med0(generated)} | {med(model_s)} / {med(command_s)} | {tin:,} / {tout:,} | {med(walls)} | {reviews} | {sent_back} | {review_s} |")
 PY
 }
 

@@ -122,8 +122,8 @@ async fn run_set(args: EvalRunArgs, overrides: &[String]) -> Result<i32, Failure
         command: std::env::args().collect::<Vec<_>>().join(" "),
         settings: overrides.to_vec(),
     };
-    write_reports(&out, &meta, args.predictions.as_deref(), &model_label)?;
-    for line in eval_progress::summary_lines(&outcome.results) {
+    let summary = write_reports(&out, &meta, args.predictions.as_deref(), &model_label)?;
+    for line in eval_progress::summary_lines(&outcome.results, &summary.reviews) {
         eprintln!("{line}");
     }
     eprintln!(
@@ -150,13 +150,13 @@ async fn run_set(args: EvalRunArgs, overrides: &[String]) -> Result<i32, Failure
 }
 
 /// `summary.json` and `report.html` from every result under `out` (earlier runs' included), and
-/// the predictions file when asked for.
+/// the predictions file when asked for. Returns the summary written.
 fn write_reports(
     out: &Path,
     meta: &SummaryMeta,
     predictions: Option<&Path>,
     model_label: &str,
-) -> Result<(), Failure> {
+) -> Result<report::Summary, Failure> {
     let failed = |err: report::ReportError| Failure::infra(err.to_string());
     let results = report::collect(out).map_err(failed)?;
     let summary = report::summarize(&results, meta.k, meta);
@@ -165,7 +165,7 @@ fn write_reports(
     if let Some(path) = predictions {
         report::write_predictions(path, &results, model_label).map_err(failed)?;
     }
-    Ok(())
+    Ok(summary)
 }
 
 /// `./plumb-eval/<tasks file stem>-<model>`.

@@ -6,6 +6,7 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressStyle};
+use plumb_eval::report::ReviewTally;
 use plumb_eval::runner::Progress;
 use plumb_eval::{AttemptResult, AttemptStatus};
 
@@ -130,8 +131,8 @@ fn first_line(text: &str) -> String {
     short
 }
 
-/// The closing lines: counts of resolved, verified, errors and bad tasks.
-pub(crate) fn summary_lines(results: &[AttemptResult]) -> Vec<String> {
+/// The closing lines: counts of resolved, verified, errors and bad tasks, then the reviews'.
+pub(crate) fn summary_lines(results: &[AttemptResult], reviews: &ReviewTally) -> Vec<String> {
     let counted: Vec<_> = results.iter().filter(|r| r.counts()).collect();
     let resolved = counted.iter().filter(|r| r.resolved()).count();
     let verified = counted.iter().filter(|r| r.verified()).count();
@@ -147,8 +148,10 @@ pub(crate) fn summary_lines(results: &[AttemptResult]) -> Vec<String> {
         .iter()
         .filter(|r| matches!(r.status, AttemptStatus::BadTask { .. }))
         .count();
-    vec![format!(
+    let mut lines = vec![format!(
         "resolved {resolved} of {} attempts; plumb verified {verified}; {disagree} disagree; {errors} infrastructure errors; {bad} bad tasks",
         counted.len()
-    )]
+    )];
+    lines.extend(reviews.sentences().unwrap_or_default());
+    lines
 }

@@ -20,9 +20,15 @@ pub(crate) async fn run(args: ReplayArgs, overrides: &[String]) -> Result<i32, F
     }
     let mut config = plan.config.clone();
     // The run's model decided which helpers were on; the replay's model is a script.
-    config.helpers = config
-        .helpers
-        .pinned(plumb_model::catalog::profile(&plan.meta.model));
+    let run_profile = plumb_model::catalog::profile(&plan.meta.model);
+    config.helpers = config.helpers.pinned(run_profile);
+    // So are the review's returns: the replay's reviewer is a script too.
+    let reviewer_profile = if config.review.model.is_empty() {
+        config.helpers.profile_for(run_profile)
+    } else {
+        plumb_model::catalog::profile(&config.review.model)
+    };
+    config.review.returns = Some(config.review.returns_for(reviewer_profile));
     let mut runs_dir_source = None;
     if !overrides.is_empty() {
         // Overrides apply on top of the recorded settings, e.g. to move runs_dir.

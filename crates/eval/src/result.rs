@@ -2,7 +2,7 @@
 //! writes it last (so a folder without it is an attempt that did not finish, and is run again),
 //! and the report reads nothing else.
 
-use plumb_protocol::{Outcome, Timings, Usage};
+use plumb_protocol::{Outcome, ReviewStep, Timings, Usage};
 use serde::{Deserialize, Serialize};
 
 /// Schema version of `result.json`.
@@ -50,6 +50,9 @@ pub struct AttemptResult {
     /// The kind of each flag, in the same order (`test_edited`, `flaky_baseline`…).
     #[serde(default)]
     pub flag_kinds: Vec<String>,
+    /// Every review of the run, in brief (none when review is off or no change was verified).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub reviews: Vec<ReviewStep>,
     /// Where the run's own files are: journal, report.
     pub journal: String,
     pub run_dir: String,

@@ -17,5 +17,5 @@ pub use numbers::thousands;
 pub use report::{
     CheckReport, CheckStatus, CheckStep, FinalReport, Outcome, SandboxKind, TestCounts, Timings,
 };
-pub use review::{Review, ReviewNote, ReviewVerdict};
+pub use review::{Review, ReviewNote, ReviewStep, ReviewVerdict};
 pub use settings::{IgnoredSetting, Provenance, Setting, SettingSource};

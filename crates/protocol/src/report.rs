@@ -176,6 +176,10 @@ pub struct Timings {
     /// Time spent inside test and other sandboxed commands (a part of `tools_ms` and of the checks).
     pub commands_ms: u64,
     pub checks_ms: u64,
+    /// Time waiting for the reviewer (a part of `model_ms`); absent in reports written before
+    /// the review step.
+    #[serde(default)]
+    pub review_ms: u64,
 }
 
 /// The final report of a run (DESIGN.md §6).
@@ -205,6 +209,10 @@ pub struct FinalReport {
     /// or `review.enabled` is off).
     #[serde(default)]
     pub review: Option<crate::Review>,
+    /// Every review of the run in order, whatever its outcome: a run sent back by its reviewer
+    /// and then out of rounds has one here and no `review`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub reviews: Vec<crate::ReviewStep>,
     pub usage: Usage,
     pub timings: Timings,
     /// The wall the commands ran behind.

@@ -82,6 +82,23 @@ pub struct Review {
     pub round: u32,
 }
 
+/// One review of a run, in brief: what `plumb eval` counts ("how often reviewers reject a
+/// patch", and what a review costs). The whole review is in the journal's `reviewed` event.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReviewStep {
+    /// 1 for the run's first review, 2 after it went back once, …
+    pub round: u32,
+    /// The verdict a person sees (see [`Review::verdict`]).
+    pub verdict: ReviewVerdict,
+    /// What the reviewer itself answered; `None` when it gave no usable verdict.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model_verdict: Option<ReviewVerdict>,
+    /// The run went back to the fixer with this review's notes.
+    pub sent_back: bool,
+    /// Time waiting for the reviewer's reply.
+    pub ms: u64,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -139,6 +139,7 @@ mod tests {
             flags: Vec::new(),
             flag_kinds: Vec::new(),
             review: None,
+            reviews: Vec::new(),
             usage: Usage::default(),
             timings: Timings::default(),
             sandbox: SandboxKind::Bwrap,

@@ -2,7 +2,8 @@
 //! fixer's, or `review.model` — reads the ticket, the diff and the check report and answers with
 //! one `submit_review` call (for the embedded model, grammar-constrained like its tool calls). A
 //! request-changes verdict sends the run back into the loop with the notes, `review.returns`
-//! times at most; after that it stands in the report for the person who approves.
+//! times at most (unset: once for a capable reviewer, never for a small one); after that it
+//! stands in the report for the person who approves.
 //!
 //! The reviewer is a model too, so its word never approves anything: the verdict a person sees is
 //! "needs attention" whenever the tamper scan flagged the diff, the reviewer read only part of it,
@@ -11,8 +12,12 @@
 mod prompt;
 mod verdict;
 
+use std::time::Instant;
+
 use plumb_model::{ModelClient, ModelRequest, ScriptTurn};
-use plumb_protocol::{CheckReport, Review, ReviewVerdict, ToolCall, Usage};
+use plumb_protocol::{
+    CheckReport, ModelProfile, Review, ReviewStep, ReviewVerdict, ToolCall, Usage,
+};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
@@ -23,10 +28,15 @@ pub(crate) struct Reviewer {
     /// `None`: the fixer's model reviews.
     model: Option<Box<dyn ModelClient>>,
     settings: plumb_config::Review,
+    /// Times a request-changes verdict may send the run back (`review.returns`, or the
+    /// reviewer's profile's default).
+    returns: u32,
     /// Times a request-changes verdict sent the run back.
     returns_used: u32,
     /// The last review, for the report.
     last: Option<Review>,
+    /// Every review so far, in brief, for the report.
+    steps: Vec<ReviewStep>,
 }
 
 /// What the loop needs of the run to have its change reviewed.
@@ -55,12 +65,20 @@ pub(crate) struct Reviewed {
 }
 
 impl Reviewer {
-    pub(crate) fn new(model: Option<Box<dyn ModelClient>>, settings: plumb_config::Review) -> Self {
+    /// `fixer_profile` is the fixer model's, for when `model` is `None` (the fixer reviews).
+    pub(crate) fn new(
+        model: Option<Box<dyn ModelClient>>,
+        settings: plumb_config::Review,
+        fixer_profile: ModelProfile,
+    ) -> Self {
+        let profile = model.as_ref().map_or(fixer_profile, |m| m.profile());
         Self {
+            returns: settings.returns_for(profile),
             model,
             settings,
             returns_used: 0,
             last: None,
+            steps: Vec::new(),
         }
     }
 
@@ -71,6 +89,11 @@ impl Reviewer {
     /// The last review of the run, for its report.
     pub(crate) fn last(&self) -> Option<&Review> {
         self.last.as_ref()
+    }
+
+    /// Every review of the run so far, in brief.
+    pub(crate) fn steps(&self) -> &[ReviewStep] {
+        &self.steps
     }
 
     /// The request that asks the reviewer about `change`, for [`Reviewer::review`] (and the
@@ -113,6 +136,7 @@ impl Reviewer {
             patch_sha256,
         } = prepared;
         let model = self.model.as_deref().unwrap_or(fixer);
+        let started = Instant::now();
         let reply = tokio::select! {
             reply = model.complete(&request) => reply,
             () = cancel.cancelled() => return None,
@@ -146,7 +170,7 @@ impl Reviewer {
             _ => ReviewVerdict::NeedsAttention,
         };
         let back_to_fixer = (model_verdict == Some(ReviewVerdict::RequestChanges)
-            && self.returns_used < self.settings.returns)
+            && self.returns_used < self.returns)
             .then(|| {
                 self.returns_used += 1;
                 prompt::back_to_fixer(&summary, &notes)
@@ -161,6 +185,13 @@ impl Reviewer {
             patch_sha256,
             round: self.last.as_ref().map_or(1, |last| last.round + 1),
         };
+        self.steps.push(ReviewStep {
+            round: review.round,
+            verdict: review.verdict,
+            model_verdict: review.model_verdict,
+            sent_back: back_to_fixer.is_some(),
+            ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
+        });
         self.last = Some(review.clone());
         Some(Reviewed {
             review,

@@ -18,6 +18,7 @@ fn reviewer(lines: &[&str], settings: plumb_config::Review) -> Reviewer {
             script,
         ))),
         settings,
+        ModelProfile::Capable,
     )
 }
 
@@ -118,12 +119,27 @@ async fn a_request_for_changes_sends_the_run_back_once_with_the_notes_then_stand
             note: "handle n == 0".into()
         }]
     );
+    // Both reviews are in the report's brief list, the first one marked as the one that sent
+    // the run back.
+    let steps: Vec<_> = reviewer
+        .steps()
+        .iter()
+        .map(|s| (s.round, s.verdict, s.model_verdict, s.sent_back))
+        .collect();
+    let request = Some(ReviewVerdict::RequestChanges);
+    assert_eq!(
+        steps,
+        [
+            (1, ReviewVerdict::RequestChanges, request, true),
+            (2, ReviewVerdict::RequestChanges, request, false)
+        ]
+    );
 }
 
 #[tokio::test]
 async fn with_no_returns_a_request_for_changes_only_stands() {
     let settings = plumb_config::Review {
-        returns: 0,
+        returns: Some(0),
         ..plumb_config::Review::default()
     };
     let mut reviewer = reviewer(&[REQUEST], settings);
@@ -217,4 +233,40 @@ fn a_review_replays_as_the_same_call() {
         (said.verdict, said.summary, said.notes),
         (ReviewVerdict::RequestChanges, review.summary, review.notes)
     );
+}
+
+#[tokio::test]
+async fn a_small_fixer_reviewing_its_own_fix_sends_nothing_back_unless_told_to() {
+    let fixer = ScriptModel::from_turns("local".into(), parse_script(REQUEST).unwrap());
+    let checks = [];
+    let patch = patch();
+    let change = || Change {
+        ticket: "n == 0 crashes",
+        checks: &checks,
+        flags: &[],
+        patch: &patch,
+    };
+    let mut small = Reviewer::new(None, plumb_config::Review::default(), ModelProfile::Small);
+    let prepared = small.prepare(change());
+    let reviewed = small
+        .review(&fixer, prepared, &CancellationToken::new())
+        .await
+        .unwrap();
+    assert_eq!(
+        (reviewed.review.verdict, reviewed.back_to_fixer.is_some()),
+        (ReviewVerdict::RequestChanges, false)
+    );
+
+    let told = plumb_config::Review {
+        returns: Some(1),
+        ..plumb_config::Review::default()
+    };
+    let fixer = ScriptModel::from_turns("local".into(), parse_script(REQUEST).unwrap());
+    let mut small = Reviewer::new(None, told, ModelProfile::Small);
+    let prepared = small.prepare(change());
+    let reviewed = small
+        .review(&fixer, prepared, &CancellationToken::new())
+        .await
+        .unwrap();
+    assert!(reviewed.back_to_fixer.is_some());
 }

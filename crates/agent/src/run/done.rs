@@ -68,7 +68,9 @@ impl Run {
             .review(self.model.as_ref(), prepared, &self.asked.cancel)
             .await
             .ok_or_else(|| Ending::cancelled("while the reviewer was reading the change"))?;
-        self.timings.model_ms += elapsed_ms(started);
+        let waited = elapsed_ms(started);
+        self.timings.model_ms += waited;
+        self.timings.review_ms += waited;
         self.usage.add(&reviewed.usage);
         self.emit(Event::Reviewed {
             review: Box::new(reviewed.review),

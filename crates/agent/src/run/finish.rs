@@ -72,6 +72,7 @@ impl Run {
             review: (ending.outcome == Outcome::Success)
                 .then(|| self.reviewer.last().cloned())
                 .flatten(),
+            reviews: self.reviewer.steps().to_vec(),
             usage: self.usage,
             timings: self.timings,
             sandbox: self.tester.sandbox().kind(),

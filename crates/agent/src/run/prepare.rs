@@ -87,7 +87,11 @@ impl Run {
             &spec.run_dir,
         );
         let keep_full = spec.config.limits.full_results_kept;
-        let reviewer = Reviewer::new(spec.reviewer, spec.config.review.clone());
+        let reviewer = Reviewer::new(
+            spec.reviewer,
+            spec.config.review.clone(),
+            spec.config.helpers.profile_for(spec.model.profile()),
+        );
         let mut run = Run {
             asked: Asked {
                 repo_label: spec.repo_label,

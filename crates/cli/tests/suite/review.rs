@@ -41,6 +41,19 @@ fn a_reviewer_that_asks_for_changes_sends_the_run_back_once_and_its_approval_is_
         })
         .collect();
     let review = report.review.clone().unwrap();
+    let steps: Vec<(u32, ReviewVerdict, bool)> = report
+        .reviews
+        .iter()
+        .map(|step| (step.round, step.verdict, step.sent_back))
+        .collect();
+    assert_eq!(
+        steps,
+        [
+            (1, ReviewVerdict::RequestChanges, true),
+            (2, ReviewVerdict::Approve, false)
+        ]
+    );
+    assert!(report.timings.review_ms <= report.timings.model_ms);
     assert_eq!(
         (
             report.outcome,

@@ -295,7 +295,7 @@ fn every_key_set() -> Config {
         review: Review {
             enabled: true,
             model: "anthropic:claude-sonnet-4".into(),
-            returns: 1,
+            returns: Some(1),
             max_diff_chars: 24_000,
         },
         approval: Approval {

@@ -84,6 +84,7 @@ fn base(id: &str, attempt: u32) -> AttemptResult {
         score_ms: 0,
         flags: Vec::new(),
         flag_kinds: Vec::new(),
+        reviews: Vec::new(),
         journal: "journal.jsonl".into(),
         run_dir: String::new(),
     }

@@ -245,6 +245,15 @@ fn problems(page: &mut String, s: &Summary) {
         }
         page.push_str("</ul>\n");
     }
+    page.push_str("<h2>Reviews</h2>\n");
+    match s.reviews.sentences() {
+        Some(sentences) => {
+            for sentence in sentences {
+                let _ = writeln!(page, "<p>{}.</p>", html(&sentence));
+            }
+        }
+        None => page.push_str("<p>No change was reviewed (review off, or none verified).</p>\n"),
+    }
     let f = &s.flags;
     let _ = writeln!(
         page,

@@ -4,7 +4,7 @@
 //!
 //! - [`collect`]: every finished attempt under `OUT`, sorted by task and attempt;
 //! - [`summarize`] and [`write_summary`]: `OUT/summary.json` (resolved %, pass@k, pass^k, cost,
-//!   time, flags, ladder/score disagreements, SWE-bench's id lists);
+//!   time, flags, review verdicts, ladder/score disagreements, SWE-bench's id lists);
 //! - [`write_html`]: `OUT/report.html`, one static file with inline SVG charts;
 //! - [`compare`]: two runs side by side, task by task;
 //! - [`write_predictions`]: SWE-bench's predictions file.
@@ -18,6 +18,7 @@ mod fixtures;
 mod html;
 mod pass_k;
 mod predictions;
+mod reviews;
 mod summary;
 mod tally;
 
@@ -30,8 +31,8 @@ pub use pass_k::{pass_at_k, pass_hat_k};
 pub use predictions::{Prediction, write_predictions};
 pub use summary::{
     AllResolved, AttemptError, AttemptRow, AttemptTally, Disagreement, Disagreements, FlagTally,
-    LanguageTally, PassAt, SUMMARY_VERSION, Summary, SummaryMeta, TaskClass, TaskRow, Totals,
-    write_summary,
+    LanguageTally, PassAt, ReviewTally, SUMMARY_VERSION, Summary, SummaryMeta, TaskClass, TaskRow,
+    Totals, write_summary,
 };
 pub use tally::summarize;
 

@@ -63,6 +63,10 @@ pub struct Summary {
     pub all_resolved: AllResolved,
     pub totals: Totals,
     pub flags: FlagTally,
+    /// The reviewer's verdicts on the verified changes; empty for runs with review off (and
+    /// summaries written before the review step).
+    #[serde(default)]
+    pub reviews: ReviewTally,
     pub disagreements: Disagreements,
     /// By the tasks' `language`; tasks without one are in no entry.
     pub languages: BTreeMap<String, LanguageTally>,
@@ -156,6 +160,43 @@ pub struct FlagTally {
     /// word (`kind: detail`); `unclassified` otherwise.
     pub by_kind: BTreeMap<String, usize>,
     pub tasks: Vec<String>,
+}
+
+/// The reviews of a run's finished attempts: how often the reviewer rejected a change the ladder
+/// had verified, what came of sending a run back, whether its last word agreed with SWE-bench's
+/// score, and what a review cost. Counted by the reviewer's own answer (`model_verdict`); the
+/// verdict a person saw is "needs attention" whenever a tamper flag, a cut diff or a missing
+/// verdict forced it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ReviewTally {
+    /// Finished attempts with at least one review.
+    pub attempts: usize,
+    pub reviews: usize,
+    pub approved: usize,
+    pub requested_changes: usize,
+    /// Reviews with no usable verdict.
+    pub no_verdict: usize,
+    /// Reviews a person saw as "needs attention".
+    pub needs_attention: usize,
+    /// Attempts whose first review requested changes, of `attempts`: how often the reviewer
+    /// rejects a patch the ladder verified.
+    pub first_rejected: usize,
+    /// Attempts the reviewer sent back to the fixer, and how they ended: verified again (and
+    /// delivered), and resolved by the score.
+    pub sent_back: usize,
+    pub sent_back_verified: usize,
+    pub sent_back_resolved: usize,
+    /// Delivered patches whose last review approved, and of those the resolved ones (the rest are
+    /// approvals the score disagrees with).
+    pub delivered_approved: usize,
+    pub delivered_approved_resolved: usize,
+    /// Delivered patches whose last review still requested changes, and of those the resolved
+    /// ones (rejections the score disagrees with).
+    pub delivered_rejected: usize,
+    pub delivered_rejected_resolved: usize,
+    /// Seconds waiting for a review: the median over reviews, and the sum.
+    pub median_seconds: Option<f64>,
+    pub seconds: f64,
 }
 
 /// Where plumb's ladder and SWE-bench's score disagree: a bug in one of the two.

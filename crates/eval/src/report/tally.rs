@@ -7,6 +7,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use plumb_verify::tamper::TamperKind;
 
 use super::pass_k::{pass_at_k, pass_hat_k};
+use super::reviews::review_tally;
 use super::summary::{
     AllResolved, AttemptError, AttemptRow, AttemptTally, Disagreement, Disagreements, FlagTally,
     LanguageTally, PassAt, RoundSplit, SUMMARY_VERSION, Summary, SummaryMeta, TaskClass, TaskRow,
@@ -60,6 +61,7 @@ pub fn summarize(results: &[AttemptResult], k: u32, run_label: &SummaryMeta) -> 
         all_resolved: all_resolved(&tasks, k),
         totals: totals(results, tasks.len()),
         flags: flag_tally(results),
+        reviews: review_tally(results),
         disagreements: disagreements(results),
         languages: languages(&tasks),
         submitted_ids: tasks.iter().map(|t| t.instance_id.clone()).collect(),

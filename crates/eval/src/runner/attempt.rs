@@ -96,6 +96,7 @@ pub(super) async fn run(
         score_ms: 0,
         flags: Vec::new(),
         flag_kinds: Vec::new(),
+        reviews: Vec::new(),
         journal: String::new(),
         run_dir: String::new(),
     };
@@ -363,6 +364,7 @@ fn take_report(result: &mut AttemptResult, report: &FinalReport) {
     result.timings = Some(report.timings);
     result.flags.clone_from(&report.flags);
     result.flag_kinds.clone_from(&report.flag_kinds);
+    result.reviews.clone_from(&report.reviews);
     result.journal.clone_from(&report.journal);
     result.run_dir.clone_from(&report.workspace);
 }
