@@ -176,10 +176,6 @@ pub struct Timings {
     /// Time spent inside test and other sandboxed commands (a part of `tools_ms` and of the checks).
     pub commands_ms: u64,
     pub checks_ms: u64,
-    /// Time waiting for the reviewer (a part of `model_ms`); absent in reports written before
-    /// the review step.
-    #[serde(default)]
-    pub review_ms: u64,
 }
 
 /// The final report of a run (DESIGN.md §6).

@@ -95,7 +95,7 @@ pub struct ReviewStep {
     pub model_verdict: Option<ReviewVerdict>,
     /// The run went back to the fixer with this review's notes.
     pub sent_back: bool,
-    /// Time waiting for the reviewer's reply.
+    /// Time waiting for the reviewer's reply (a part of the report's `timings.model_ms`).
     pub ms: u64,
 }
 

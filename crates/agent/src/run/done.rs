@@ -68,9 +68,8 @@ impl Run {
             .review(self.model.as_ref(), prepared, &self.asked.cancel)
             .await
             .ok_or_else(|| Ending::cancelled("while the reviewer was reading the change"))?;
-        let waited = elapsed_ms(started);
-        self.timings.model_ms += waited;
-        self.timings.review_ms += waited;
+        // A part of the model's time; each review's own wait is in the report's `reviews`.
+        self.timings.model_ms += elapsed_ms(started);
         self.usage.add(&reviewed.usage);
         self.emit(Event::Reviewed {
             review: Box::new(reviewed.review),
