@@ -2,6 +2,7 @@
 //! outcomes, check reports and the final report. Every other crate speaks these types, so they sit at the
 //! bottom of the dependency graph and never import anything of plumb's.
 
+pub mod chars;
 mod events;
 mod helpers;
 mod messages;

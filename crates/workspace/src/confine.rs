@@ -24,8 +24,8 @@ use std::fs;
 use std::io;
 use std::path::{Component, Path, PathBuf};
 
-use crate::chars::{is_bidi_control, is_invisible};
 use crate::error::ConfineError;
+use plumb_protocol::chars::{is_bidi_control, is_invisible};
 
 /// Most symbolic links followed while resolving one path (Linux's own limit is 40).
 pub const MAX_LINKS: u32 = 40;

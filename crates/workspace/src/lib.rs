@@ -7,7 +7,6 @@
 //! `source_tree.rs`, which reads a task repository's objects (never its working tree, index or refs) to
 //! write one commit's tree for `plumb eval`.
 
-mod chars;
 mod confine;
 mod copy;
 mod diff;
@@ -21,7 +20,6 @@ mod setup_snapshot;
 mod source_tree;
 mod workspace;
 
-pub use chars::{is_bidi_control, is_invisible};
 pub use confine::{MAX_LINKS, is_hidden_char};
 pub use copy::{CopyLimits, CopyReport, PLUMBIGNORE, SkippedFile};
 pub use diff::{ChangeKind, ChangedFile, Entry, EntryMode, ObjectId, Patch, sha256_hex};
@@ -32,6 +30,7 @@ pub use home::{
     delete_branch, undo_in_tree, write_record,
 };
 pub use ids::{CommitId, MAX_LABEL_CHARS, MAX_REF_NAME_CHARS, sanitize_label, sanitize_ref_name};
+pub use plumb_protocol::chars::{is_bidi_control, is_invisible};
 pub use reader::{ReadError, SpecialKind, Tree};
 pub use setup_snapshot::{
     RestoreMode, Restored, Stamps, has_snapshot, restore_changes, save_changes,

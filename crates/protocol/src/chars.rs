@@ -1,5 +1,6 @@
 //! Characters that do not show as themselves, shared by path confinement (which refuses them in
-//! a name the model gives) and the tamper scan (which flags or blocks them in a patch).
+//! a name the model gives), the tamper scan (which flags or blocks them in a patch) and the one
+//! door to a person's screen (which shows them as visible text).
 
 /// A bidirectional control: U+202A–U+202E, U+2066–U+2069, U+200E/U+200F and U+061C (the Trojan
 /// Source class: text that reads differently from what it is).
