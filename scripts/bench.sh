@@ -8,7 +8,9 @@
 #                                 sandboxes, interleaved in one run (issue 3's benchmark):
 #     --true-runs N     run `true` N times per backend (default 50)
 #     --pytest-runs N   run the BILL-412 suite N times per backend (default 10)
-#   scripts/bench.sh all          both tables, the engine's first (all the options above)
+#   scripts/bench.sh sse          the server-sent events parser on one line of 1, 4 and 16 MiB
+#     --runs N          repeat every measurement N times (default 7)
+#   scripts/bench.sh all          the engine's and the sandbox's tables, the engine's first
 # Needs git, Python 3 with pytest and ripgrep, and for the sandbox table bubblewrap and runsc
 # (gVisor runs only as root); scripts/setup-test-deps.sh installs what is missing. A backend
 # that does not work here gets a row saying why instead of figures.

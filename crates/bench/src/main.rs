@@ -8,6 +8,7 @@
 //!   breakdown and the command that repeats the run.
 //! - `sandbox`: spawn overhead per command of the `none`, `bwrap` and `gvisor` backends
 //!   ([`sandbox`]), then its table ([`sandbox_report`]).
+//! - `sse`: the server-sent events parser on one long line of 1, 4 and 16 MiB ([`sse`]).
 //! - `all`: the engine page, then the sandbox page.
 //!
 //! Usage: see [`USAGE`]. An option of one table is refused when only the other runs, so no
@@ -25,6 +26,7 @@ mod rng;
 mod sandbox;
 mod sandbox_report;
 mod scenario;
+mod sse;
 mod table;
 
 use std::path::PathBuf;
@@ -35,11 +37,12 @@ use tokio::runtime::Runtime;
 use crate::harness::HarnessResult;
 
 const DEFAULT_RUNS: usize = 7;
-const USAGE: &str = "usage: plumb-bench [engine|sandbox|all] [options]
+const USAGE: &str = "usage: plumb-bench [engine|sandbox|sse|all] [options]
   engine            the engine's table (the default)
   sandbox           spawn overhead of the none, bwrap and gvisor sandboxes per command
-  all               both tables, the engine's first
-engine options:
+  sse               the server-sent events parser on one line of 1, 4 and 16 MiB
+  all               the engine's and the sandbox's tables, the engine's first
+engine and sse options:
   --runs N          repeat every measurement N times (default 7)
   --dir PATH        write the generated repository into PATH (a new or empty folder) and keep it
 sandbox options:
@@ -51,12 +54,18 @@ sandbox options:
 enum Tables {
     Engine,
     Sandbox,
+    Sse,
     All,
 }
 
 impl Tables {
     fn engine(self) -> bool {
         matches!(self, Tables::Engine | Tables::All)
+    }
+
+    /// Whether `--runs` means something: the engine's and the parser's tables repeat.
+    fn repeats(self) -> bool {
+        matches!(self, Tables::Engine | Tables::Sse | Tables::All)
     }
 
     fn sandbox(self) -> bool {
@@ -92,20 +101,21 @@ fn parse_args(raw: &[String]) -> Result<Args> {
             pytest_runs: sandbox::DEFAULT_PYTEST_RUNS,
         },
     };
-    let (mut engine_flag, mut sandbox_flag) = (None, None);
+    let (mut engine_flag, mut runs_flag, mut sandbox_flag) = (None, None, None);
     let mut iter = raw.iter().enumerate();
     while let Some((index, arg)) = iter.next() {
         match arg.as_str() {
-            "engine" | "sandbox" | "all" if index == 0 => {
+            "engine" | "sandbox" | "sse" | "all" if index == 0 => {
                 args.tables = match arg.as_str() {
                     "sandbox" => Tables::Sandbox,
+                    "sse" => Tables::Sse,
                     "all" => Tables::All,
                     _ => Tables::Engine,
                 };
             }
             "--runs" => {
                 args.runs = count(arg, iter.next().map(|(_, v)| v))?;
-                engine_flag = Some(arg);
+                runs_flag = Some(arg);
             }
             "--dir" => {
                 let (_, value) = iter.next().context("--dir needs a folder")?;
@@ -126,6 +136,11 @@ fn parse_args(raw: &[String]) -> Result<Args> {
             }
             other => bail!("unknown argument {other}\n{USAGE}"),
         }
+    }
+    if let (Some(flag), false) = (runs_flag, args.tables.repeats()) {
+        bail!(
+            "{flag} is an option of the engine and sse tables; drop it or run `plumb-bench engine`, `sse` or `all`"
+        );
     }
     if let (Some(flag), false) = (engine_flag, args.tables.engine()) {
         bail!(
@@ -160,6 +175,11 @@ fn main() -> Result<()> {
             println!();
         }
         run_sandbox(args.sandbox, &runtime)?;
+    }
+    if args.tables == Tables::Sse {
+        eprintln!("bench: the server-sent events parser, {} runs", args.runs);
+        let rows = sse::measure(args.runs)?;
+        print!("{}", sse::render(&rows, args.runs, &machine::describe()));
     }
     Ok(())
 }
@@ -276,7 +296,7 @@ mod tests {
             actual,
             [
                 "--true-runs is an option of the sandbox table; run `plumb-bench sandbox --true-runs N` or `all`",
-                "--runs is an option of the engine table; drop it or run `plumb-bench engine` or `all`",
+                "--runs is an option of the engine and sse tables; drop it or run `plumb-bench engine`, `sse` or `all`",
                 "--runs sandbox: give a whole number above 0",
             ]
         );

@@ -7,8 +7,8 @@
 //! ([`crate::tamper::is_test_config_change`], one notion of "test configuration" for both),
 //! [`baseline_test_config`] says what the file must hold in the tree the ladder's test steps run
 //! in. A file that only configures tests (conftest.py at any depth, pytest.ini, tox.ini, jest and
-//! vitest configs, and any other the scan names and this module does not know) is as at the
-//! baseline, or absent when it is new. A shared file keeps the agent's other changes (a fix may
+//! vitest configs, the setup files they name, and any other the scan names and this module does
+//! not know) is as at the baseline, or absent when it is new. A shared file keeps the agent's other changes (a fix may
 //! need a new dependency) and gets the baseline's test part: pyproject.toml's `[tool.pytest]`,
 //! setup.cfg's `[tool:pytest]`, Cargo.toml's test targets and switches, package.json's `jest` and
 //! `scripts.test`, go.mod's replace directives. A shared file that does not parse on either side
@@ -16,7 +16,7 @@
 //! left out): it is read by the test runner only, never shown or kept. Nothing here reads or
 //! writes files.
 
-use crate::tamper::is_test_config_change;
+use crate::tamper::{TestSetupFiles, is_test_config_change};
 
 /// What one changed file must be in the tree the ladder judges the tests in.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -33,8 +33,13 @@ pub enum JudgedFile {
 /// configuration, given its text at the baseline (`before`) and now (`after`), `None` where
 /// the file is absent. For a rename, ask once for the old path (`after` = `None`) and once for
 /// the new one (`before` = `None`).
-pub fn baseline_test_config(path: &str, before: Option<&str>, after: Option<&str>) -> JudgedFile {
-    if !is_test_config_change(path, before, after) {
+pub fn baseline_test_config(
+    path: &str,
+    before: Option<&str>,
+    after: Option<&str>,
+    setup: &TestSetupFiles,
+) -> JudgedFile {
+    if !is_test_config_change(path, before, after, setup) {
         return JudgedFile::Keep;
     }
     let Some(after) = after else {
@@ -271,7 +276,7 @@ mod tests {
     use pretty_assertions::assert_eq;
 
     fn judged(path: &str, before: Option<&str>, after: Option<&str>) -> JudgedFile {
-        baseline_test_config(path, before, after)
+        baseline_test_config(path, before, after, &TestSetupFiles::default())
     }
 
     #[test]

@@ -9,9 +9,11 @@
 //! 2. new or changed test configuration (`conftest.py`, pytest/tox/jest/vitest settings, Cargo test
 //!    targets, `go.mod` replace lines; see `config`),
 //! 3. patch hazards: symbolic links (`links`), mode changes, new executables and gitlinks
-//!    (`modes`), CI and automation files (`automation`), build files (`build_files`), and
-//!    bidirectional or invisible characters in file names and added lines (`hidden`),
-//! 4. skip, xfail, ignore or `.only` markers on the lines the change adds (see `markers`).
+//!    (`modes`), CI and automation files (`automation`), build files (`build_files`),
+//!    bidirectional, terminal-control or invisible characters in file names and added lines
+//!    (`hidden`), and names that look like another path (`confusable`),
+//! 4. skip, xfail, ignore or `.only` markers on the lines the change adds (see `markers`), and
+//!    `pytest_plugins` on the lines added to a Python test file (`plugins`).
 //!
 //! Every finding is a [`TamperFlag`] for a person to look at; [`TamperPolicy`] (from `plumb.toml`)
 //! says which kinds also block (`kinds`). Details never carry a raw control character: paths and
@@ -22,16 +24,20 @@ mod added_tests;
 mod automation;
 mod build_files;
 mod config;
+mod confusable;
 mod hidden;
 mod kinds;
 mod links;
 mod markers;
 mod modes;
+mod plugins;
+pub mod setup_files;
 
 use serde::{Deserialize, Serialize};
 
 pub use added_tests::TestsAdded;
 pub use kinds::{TamperKind, TamperPolicy};
+pub use setup_files::{TestSetupFiles, is_runner_config};
 
 /// How a file changed between the baseline and the current tree.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -101,11 +107,12 @@ pub struct TamperFlag {
 
 /// Scans every change; the flags come in the order of `changes`, and per file the file-level flags
 /// first (tests, test settings, links, modes, automation and build files, the file name), then
-/// the added lines' (markers, then hidden characters) by line.
-pub fn scan(changes: &[FileChange]) -> Vec<TamperFlag> {
+/// the added lines' (plugins, markers, then hidden characters) by line. `setup` names the files
+/// the test runners' configurations run around the tests ([`TestSetupFiles::from_configs`]).
+pub fn scan(changes: &[FileChange], setup: &TestSetupFiles) -> Vec<TamperFlag> {
     let mut flags = Vec::new();
     for change in changes {
-        scan_change(change, &mut flags);
+        scan_change(change, setup, &mut flags);
     }
     flags
 }
@@ -126,13 +133,13 @@ pub fn tests_added(changes: &[FileChange]) -> Vec<TestsAdded> {
         .collect()
 }
 
-fn scan_change(change: &FileChange, flags: &mut Vec<TamperFlag>) {
+fn scan_change(change: &FileChange, setup: &TestSetupFiles, flags: &mut Vec<TamperFlag>) {
     let path = change.path.as_str();
     let before = change.before.as_deref();
     let after = change.after.as_deref();
 
     match &change.status {
-        ChangeStatus::Added => flags.extend(config::check(path, None, after)),
+        ChangeStatus::Added => flags.extend(config::check(path, None, after, setup)),
         ChangeStatus::Modified => {
             let edited = match (before, after) {
                 (Some(before), Some(after)) => {
@@ -148,7 +155,7 @@ fn scan_change(change: &FileChange, flags: &mut Vec<TamperFlag>) {
                     "an existing test file was modified",
                 ));
             }
-            flags.extend(config::check(path, before, after));
+            flags.extend(config::check(path, before, after, setup));
         }
         ChangeStatus::Deleted => {
             if is_test_file(path) {
@@ -158,7 +165,7 @@ fn scan_change(change: &FileChange, flags: &mut Vec<TamperFlag>) {
                     "an existing test file was deleted",
                 ));
             }
-            flags.extend(config::check(path, before, None));
+            flags.extend(config::check(path, before, None, setup));
         }
         ChangeStatus::Renamed { from } => {
             if is_test_file(from) {
@@ -170,8 +177,8 @@ fn scan_change(change: &FileChange, flags: &mut Vec<TamperFlag>) {
             }
             // The settings left the old place and arrived at the new one, which may apply to
             // other tests: judged as a deletion plus an addition.
-            flags.extend(config::check(from, before, None));
-            flags.extend(config::check(path, None, after));
+            flags.extend(config::check(from, before, None, setup));
+            flags.extend(config::check(path, None, after, setup));
         }
     }
     flags.extend(links::check(change));
@@ -179,7 +186,9 @@ fn scan_change(change: &FileChange, flags: &mut Vec<TamperFlag>) {
     flags.extend(automation::check(change));
     flags.extend(build_files::check(change));
     flags.extend(hidden::in_path(change));
+    flags.extend(confusable::check(change));
 
+    flags.extend(plugins::added(change));
     if let Some(after) = after
         && markers::scanned(path, is_test_file(path))
     {
@@ -189,10 +198,17 @@ fn scan_change(change: &FileChange, flags: &mut Vec<TamperFlag>) {
 }
 
 /// Whether changing `path` from `before` to `after` (`None` where absent) changes test
-/// configuration: what [`scan`] flags as `test_config_changed`. The ladder judges the tests with
-/// the baseline's version of such files ([`crate::baseline_config`]).
-pub fn is_test_config_change(path: &str, before: Option<&str>, after: Option<&str>) -> bool {
-    config::check(path, before, after).is_some()
+/// configuration: what [`scan`] flags as `test_config_changed` for the file as a whole (a test
+/// file's added `pytest_plugins` line is flagged, but the test file stays the agent's). The
+/// ladder judges the tests with the baseline's version of such files
+/// ([`crate::baseline_config`]).
+pub fn is_test_config_change(
+    path: &str,
+    before: Option<&str>,
+    after: Option<&str>,
+    setup: &TestSetupFiles,
+) -> bool {
+    config::check(path, before, after, setup).is_some()
 }
 
 fn file_flag(kind: TamperKind, path: &str, what: &str) -> TamperFlag {

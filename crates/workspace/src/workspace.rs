@@ -407,6 +407,25 @@ impl Workspace {
         self.text_at(&self.baseline, rel)
     }
 
+    /// Every path in the baseline's tree (relative, `/`-separated; a name that is not UTF-8 with
+    /// its bytes replaced), for the checks that look for files by name.
+    pub fn baseline_paths(&self) -> Result<Vec<String>, WorkspaceError> {
+        let out = self.git.run(&[
+            "ls-tree",
+            "-r",
+            "-z",
+            "--name-only",
+            "--full-tree",
+            self.baseline.as_str(),
+        ])?;
+        Ok(out
+            .stdout
+            .split(|byte| *byte == 0)
+            .filter(|name| !name.is_empty())
+            .map(|name| String::from_utf8_lossy(name).into_owned())
+            .collect())
+    }
+
     /// The text of `rel` in the checkpoint `commit`, or `None` when it has no such file or it is not
     /// UTF-8 text.
     pub fn text_at(&self, commit: &CommitId, rel: &str) -> Result<Option<String>, WorkspaceError> {

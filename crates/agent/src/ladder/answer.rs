@@ -20,11 +20,11 @@
 
 use plumb_protocol::{CheckReport, CheckStatus, CheckStep};
 use plumb_tools::ToolOutput;
-use plumb_verify::tamper::FileChange;
+use plumb_verify::tamper::{FileChange, TestSetupFiles};
 use plumb_workspace::ChangedFile;
 
 use super::cx::{Cx, DoneAnswer, Ladder, refuse};
-use super::static_checks::file_changes;
+use super::static_checks::{file_changes, setup_files};
 use super::test_checks::TestSteps;
 use crate::ending::Ending;
 
@@ -56,9 +56,12 @@ impl Ladder {
             return Ok(refuse(err.to_string()));
         }
         let changes = file_changes(cx.workspace, &changed)?;
+        let setup = setup_files(cx.workspace, &changes)?;
 
-        let mut tests = TestSteps::new(&changes);
-        let detail = self.run_steps(cx, &changed, &changes, &mut tests).await;
+        let mut tests = TestSteps::new(&changes, &setup);
+        let detail = self
+            .run_steps(cx, &changed, &changes, &setup, &mut tests)
+            .await;
         tests.clean_up();
         let detail = detail?;
         let done: Vec<CheckStep> = self.checks.iter().map(|c| c.step).collect();
@@ -104,12 +107,13 @@ impl Ladder {
         cx: &mut Cx<'_>,
         changed: &[ChangedFile],
         changes: &[FileChange],
+        setup: &TestSetupFiles,
         tests: &mut TestSteps,
     ) -> Result<String, Ending> {
         for step in std::iter::once(CheckStep::Syntax).chain(LATER_STEPS) {
             let (report, excerpt) = match step {
                 CheckStep::Syntax => (self.check_syntax(cx, changed), String::new()),
-                CheckStep::Tamper => (self.check_tamper(cx, changes), String::new()),
+                CheckStep::Tamper => (self.check_tamper(cx, changes, setup), String::new()),
                 CheckStep::Reproduce => self.check_reproduce(cx, changes, tests).await?,
                 CheckStep::Pass => self.check_pass(cx, tests).await?,
                 CheckStep::FullSuite => self.check_full_suite(cx, tests).await?,

@@ -21,7 +21,7 @@ use std::os::unix::fs::{PermissionsExt, symlink};
 use std::path::{Component, Path};
 
 use plumb_verify::baseline_config::{JudgedFile, baseline_test_config};
-use plumb_verify::tamper::{ChangeStatus, FileChange, is_test_file};
+use plumb_verify::tamper::{ChangeStatus, FileChange, TestSetupFiles, is_test_file};
 use plumb_workspace::Tree;
 
 /// One test configuration file the judged trees hold as the baseline's configuration has it.
@@ -35,12 +35,17 @@ pub(crate) struct Restore {
     pub existed: bool,
 }
 
-/// The test configuration files of `changes` to put back as the baseline had them.
-pub(crate) fn restores(changes: &[FileChange]) -> Vec<Restore> {
+/// The test configuration files of `changes` to put back as the baseline had them (`setup`: the
+/// files the jest and vitest configurations run around the tests).
+pub(crate) fn restores(changes: &[FileChange], setup: &TestSetupFiles) -> Vec<Restore> {
     let mut out = Vec::new();
     let mut add = |path: &str, before: Option<&String>, after: Option<&String>| {
-        let judged =
-            baseline_test_config(path, before.map(String::as_str), after.map(String::as_str));
+        let judged = baseline_test_config(
+            path,
+            before.map(String::as_str),
+            after.map(String::as_str),
+            setup,
+        );
         let text = match judged {
             JudgedFile::Keep => return,
             JudgedFile::Write(text) => Some(text),
@@ -291,7 +296,7 @@ mod tests {
                 Some("import pytest\n"),
             ),
         ];
-        let actual = restores(&changes);
+        let actual = restores(&changes, &TestSetupFiles::default());
         let expected = vec![
             Restore {
                 path: "tests/conftest.py".to_string(),

@@ -8,7 +8,8 @@ use plumb_config::Config;
 use plumb_context::syntax::{Language, syntax_problems};
 use plumb_protocol::{CheckReport, CheckStatus, CheckStep};
 use plumb_verify::tamper::{
-    self, ChangeStatus, FileChange, FileMode, TamperFlag, TamperKind, TamperPolicy, TestsAdded,
+    self, ChangeStatus, FileChange, FileMode, TamperFlag, TamperKind, TamperPolicy, TestSetupFiles,
+    TestsAdded, is_runner_config,
 };
 use plumb_workspace::{ChangeKind, ChangedFile, Entry, EntryMode, Workspace};
 
@@ -77,6 +78,46 @@ pub(crate) fn file_changes(
             })
         })
         .collect()
+}
+
+/// The files the jest and vitest configurations name to run around the tests: those of the
+/// baseline's configurations in the folders of the change (a configuration names files below
+/// its own folder; one naming a file elsewhere through `..` is not followed), and those of the
+/// configurations the change brings.
+pub(crate) fn setup_files(
+    workspace: &Workspace,
+    changes: &[FileChange],
+) -> Result<TestSetupFiles, Ending> {
+    let in_play = |config: &str| {
+        let folder = config.rsplit_once('/').map(|(dir, _)| dir).unwrap_or("");
+        changes.iter().any(|change| {
+            folder.is_empty()
+                || change
+                    .path
+                    .strip_prefix(folder)
+                    .is_some_and(|rest| rest.starts_with('/'))
+        })
+    };
+    let mut configs: Vec<(String, String)> = Vec::new();
+    let listed = workspace.baseline_paths().map_err(Ending::infra)?;
+    for path in listed
+        .iter()
+        .filter(|path| is_runner_config(path) && in_play(path))
+    {
+        if let Some(text) = workspace.baseline_text(path).map_err(Ending::infra)? {
+            configs.push((path.clone(), text));
+        }
+    }
+    for change in changes.iter().filter(|c| is_runner_config(&c.path)) {
+        if let Some(after) = &change.after {
+            configs.push((change.path.clone(), after.clone()));
+        }
+    }
+    Ok(TestSetupFiles::from_configs(
+        configs
+            .iter()
+            .map(|(path, text)| (path.as_str(), text.as_str())),
+    ))
 }
 
 /// One side of a changed file: its text when it is a regular file, and its mode (a link's
@@ -151,8 +192,13 @@ impl Ladder {
 
     /// Flags for a person; a flag of a kind the tamper policy blocks fails the step, naming what
     /// to remove. Tests only added to an existing test file are evidence, not a flag.
-    pub(crate) fn check_tamper(&mut self, _cx: &Cx<'_>, changes: &[FileChange]) -> CheckReport {
-        let flags = tamper::scan(changes);
+    pub(crate) fn check_tamper(
+        &mut self,
+        _cx: &Cx<'_>,
+        changes: &[FileChange],
+        setup: &TestSetupFiles,
+    ) -> CheckReport {
+        let flags = tamper::scan(changes, setup);
         let added = added_note(&tamper::tests_added(changes));
         self.flags = flags
             .iter()

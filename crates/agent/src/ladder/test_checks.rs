@@ -13,7 +13,7 @@ use std::path::PathBuf;
 
 use plumb_protocol::{CheckReport, CheckStatus, CheckStep};
 use plumb_tools::TestRun;
-use plumb_verify::tamper::FileChange;
+use plumb_verify::tamper::{FileChange, TestSetupFiles};
 use plumb_verify::{Runner, TestOutcome, TestResults};
 
 use super::cx::{Checked, Cx, Ladder, report};
@@ -33,9 +33,9 @@ pub(crate) struct TestSteps {
 }
 
 impl TestSteps {
-    pub(crate) fn new(changes: &[FileChange]) -> TestSteps {
+    pub(crate) fn new(changes: &[FileChange], setup: &TestSetupFiles) -> TestSteps {
         TestSteps {
-            restores: judged::restores(changes),
+            restores: judged::restores(changes, setup),
             judged: None,
             whole_run: None,
         }

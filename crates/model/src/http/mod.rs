@@ -12,7 +12,7 @@ mod errors;
 mod openai;
 mod retry;
 mod settings;
-mod sse;
+pub mod sse;
 mod transport;
 
 pub use anthropic::AnthropicClient;

@@ -3,7 +3,9 @@
 //! Bytes are buffered until a whole line is there, so a piece may end inside a line, inside a
 //! UTF-8 character or between the `\r` and `\n` of a line ending. Lines end with `\n`, `\r\n` or
 //! `\r`; a `\r` at the very end of the buffer waits for the next piece to see whether a `\n`
-//! follows. An empty line ends an event; `data:` lines are joined with `\n`; `event:` names the
+//! follows. Each byte is looked at once however the body is cut: the parser remembers how far
+//! into an unfinished line it has already scanned, so a 10 MB line arriving in small pieces
+//! costs what it costs whole. An empty line ends an event; `data:` lines are joined with `\n`; `event:` names the
 //! event; comments (`:`) and other fields are ignored.
 
 /// One event of the stream.
@@ -20,6 +22,12 @@ pub struct SseEvent {
 pub struct SseParser {
     /// Bytes of the line not yet ended.
     pending: Vec<u8>,
+    /// How many bytes of `pending` were already scanned and hold no line ending (a `\r` waiting
+    /// for its piece is not counted).
+    scanned: usize,
+    /// Every byte position the scan looked at, for the test that the work is linear.
+    #[cfg(test)]
+    examined: usize,
     event: Option<String>,
     data: Vec<String>,
     has_data: bool,
@@ -35,8 +43,12 @@ impl SseParser {
         self.pending.extend_from_slice(bytes);
         let mut events = Vec::new();
         let mut start = 0;
-        let mut i = 0;
+        let mut i = self.scanned;
         while i < self.pending.len() {
+            #[cfg(test)]
+            {
+                self.examined += 1;
+            }
             match self.pending[i] {
                 b'\n' => {
                     let line = self.pending[start..i].to_vec();
@@ -58,6 +70,7 @@ impl SseParser {
             }
         }
         self.pending.drain(..start);
+        self.scanned = i - start;
         events
     }
 
@@ -65,6 +78,7 @@ impl SseParser {
     /// if any. Such an event may be cut short; callers use it only if it makes sense.
     pub fn finish(&mut self) -> Option<SseEvent> {
         let mut events = Vec::new();
+        self.scanned = 0;
         if !self.pending.is_empty() {
             let mut line = std::mem::take(&mut self.pending);
             if line.last() == Some(&b'\r') {
@@ -158,6 +172,20 @@ data: line one\ndata: line two\n\nid: 7\nretry: 10\ndata:no-space\r\rdata: [DONE
         let mut parser = SseParser::new();
         let actual: Vec<SseEvent> = bytes.iter().flat_map(|b| parser.feed(&[*b])).collect();
         assert_eq!(actual, expected());
+    }
+
+    #[test]
+    fn a_long_line_in_small_pieces_is_scanned_once() {
+        // 4 MiB of data on one line, delivered 1,000 bytes at a time: a parser that rescans
+        // the unfinished line from its start looks at ~8·10⁹ positions; this one at each once.
+        let line = format!("data: {}\n\n", "x".repeat(4 << 20));
+        let mut parser = SseParser::new();
+        let mut events = Vec::new();
+        for piece in line.as_bytes().chunks(1_000) {
+            events.extend(parser.feed(piece));
+        }
+        let actual = (events.len(), events[0].data.len(), parser.examined);
+        assert_eq!(actual, (1, 4 << 20, line.len()));
     }
 
     #[test]

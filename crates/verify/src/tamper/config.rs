@@ -6,13 +6,22 @@
 //! `tool.pytest`, `setup.cfg`'s `[tool:pytest]`, `Cargo.toml`'s test targets and switches,
 //! `package.json`'s `jest` key and `test` script, `go.mod`'s replace directives. A shared file that
 //! no longer parses is flagged when its text changed, since its test part cannot be compared.
+//! So are the files a jest or vitest configuration names to run around the tests (see
+//! `setup_files`).
 
 use std::collections::HashMap;
 
+use super::setup_files::TestSetupFiles;
 use super::{TamperFlag, TamperKind};
 
 /// The flag for one side-by-side look at a file; `None` on a side where the file is absent.
-pub(super) fn check(path: &str, before: Option<&str>, after: Option<&str>) -> Option<TamperFlag> {
+/// `setup` names the files a jest or vitest configuration runs around the tests.
+pub(super) fn check(
+    path: &str,
+    before: Option<&str>,
+    after: Option<&str>,
+    setup: &TestSetupFiles,
+) -> Option<TamperFlag> {
     if before.is_none() && after.is_none() {
         return None;
     }
@@ -33,7 +42,15 @@ pub(super) fn check(path: &str, before: Option<&str>, after: Option<&str>) -> Op
         "Cargo.toml" => cargo_toml(before, after),
         "package.json" => package_json(before, after),
         "go.mod" => go_mod(before, after),
-        _ => None,
+        _ => setup.find(path).and_then(|named| {
+            whole_file(before, after).map(|verb| {
+                format!(
+                    "a file that {} names in {} (run around the tests) was {verb}",
+                    super::hidden::shown(&named.named_by),
+                    named.key
+                )
+            })
+        }),
     }?;
     Some(TamperFlag {
         kind: TamperKind::TestConfigChanged,

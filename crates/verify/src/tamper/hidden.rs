@@ -1,17 +1,20 @@
-//! Characters a reader does not see: bidirectional controls (the Trojan Source class, where the
-//! text reads differently from what the compiler runs) and other invisible or control characters,
-//! in file names and on the lines a change adds.
+//! Characters a reader does not see as they are: bidirectional controls (the Trojan Source class,
+//! where the text reads differently from what the compiler runs), terminal controls (ESC and the
+//! sequences it starts, carriage return, backspace: printed by `cat` or a diff tool, they erase
+//! or rewrite what a person sees) and other invisible characters, in file names and on the lines a
+//! change adds.
 //!
-//! Bidirectional controls are U+202A–U+202E, U+2066–U+2069, U+200E/U+200F and U+061C; the
-//! invisible ones are every other character of Unicode's Cc (controls) and Cf (format) categories
-//! except tab, plus the line and paragraph separators U+2028/U+2029 (line breaks to JavaScript,
-//! not to a diff viewer). A byte order mark at the very start of a file is left alone. Added lines
+//! Bidirectional controls are U+202A–U+202E, U+2066–U+2069, U+200E/U+200F and U+061C; terminal
+//! controls are the C0 set but tab and newline, DEL and the C1 set; the invisible ones are every
+//! other character of Unicode's Cf (format) category, plus the line and paragraph separators
+//! U+2028/U+2029 (line breaks to JavaScript, not to a diff viewer). A line ending `\r\n` is a
+//! line ending, not a control on the line. A byte order mark at the very start of a file is left alone. Added lines
 //! are judged as in `markers` (a line already in the baseline text is not new). One flag per file
 //! and class, naming the first lines and characters, so a file full of them stays one sentence.
 
 use std::fmt::Write as _;
 
-use plumb_workspace::{is_bidi_control as is_bidi, is_invisible};
+use plumb_protocol::chars::{is_bidi_control as is_bidi, is_invisible, is_terminal_control};
 
 use super::markers::added_lines;
 use super::{ChangeStatus, FileChange, FileMode, TamperFlag, TamperKind};
@@ -19,10 +22,12 @@ use super::{ChangeStatus, FileChange, FileMode, TamperFlag, TamperKind};
 /// How many line numbers and characters one flag names.
 const NAMED: usize = 5;
 
-/// The two classes, as flag kinds.
+/// The three classes, as flag kinds.
 fn class(c: char) -> Option<TamperKind> {
     if is_bidi(c) {
         Some(TamperKind::BidiControl)
+    } else if is_terminal_control(c) {
+        Some(TamperKind::ControlCharacter)
     } else if is_invisible(c) {
         Some(TamperKind::InvisibleCharacter)
     } else {
@@ -70,6 +75,11 @@ fn named(c: char) -> String {
         '\u{0}' => "NUL",
         '\u{1b}' => "escape",
         '\r' => "carriage return",
+        '\u{7}' => "bell",
+        '\u{8}' => "backspace",
+        '\u{7f}' => "delete",
+        '\u{9b}' => "control sequence introducer",
+        '\u{9d}' => "operating system command",
         _ => "",
     };
     if name.is_empty() {
@@ -240,25 +250,37 @@ mod tests {
     }
 
     #[test]
-    fn invisible_characters_are_one_flag_per_file_naming_the_first_lines() {
+    fn invisible_and_control_characters_are_one_flag_per_file_and_class_naming_the_first_lines() {
         let after: String = (1..=7)
             .map(|n| format!("name{n} = \"a\u{200b}b\"\n"))
             .collect();
+        // A line that erases itself on a terminal, and a carriage return inside a line (a CRLF
+        // line ending is not one: it is the end of the line).
         let change = FileChange {
             status: ChangeStatus::Added,
             path: "names.py".into(),
             before: None,
-            after: Some(format!("\u{feff}{after}tab\tand\rreturn\n")),
+            after: Some(format!(
+                "\u{feff}{after}tab\tand\rreturn\nos.system('x')  \u{1b}[2K\u{1b}[Gok = 1\r\n"
+            )),
             before_mode: None,
             after_mode: Some(FileMode::Regular),
         };
         let actual = in_added_lines(&change);
-        let expected = vec![flag(
-            TamperKind::InvisibleCharacter,
-            "names.py",
-            Some(1),
-            "names.py lines 1, 2, 3, 4, 5 and 3 more: the added lines hold U+200B (zero width space) and U+000D (carriage return)",
-        )];
+        let expected = vec![
+            flag(
+                TamperKind::InvisibleCharacter,
+                "names.py",
+                Some(1),
+                "names.py lines 1, 2, 3, 4, 5 and 2 more: the added lines hold U+200B (zero width space)",
+            ),
+            flag(
+                TamperKind::ControlCharacter,
+                "names.py",
+                Some(8),
+                "names.py lines 8 and 9: the added lines hold U+000D (carriage return) and U+001B (escape)",
+            ),
+        ];
         assert_eq!(actual, expected);
     }
 

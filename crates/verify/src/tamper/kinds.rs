@@ -38,13 +38,20 @@ pub enum TamperKind {
     BuildFileChanged,
     /// A bidirectional control character in a file name or an added line.
     BidiControl,
-    /// Another invisible or control character in a file name or an added line.
+    /// An invisible or format character (zero-width, soft hyphen, …) in a file name or an added
+    /// line.
     InvisibleCharacter,
+    /// A terminal control character (ESC, carriage return, backspace, DEL, C1) in a file name or
+    /// an added line: text that rewrites what a terminal shows when the file is printed.
+    ControlCharacter,
+    /// A file name or link target holding a character that looks like `/`, `\` or `.` (`∕`,
+    /// `／`, `․`, `‥`): a name that reads as a path it is not.
+    ConfusablePath,
 }
 
 impl TamperKind {
     /// Every kind, in the order above.
-    pub const ALL: [TamperKind; 14] = [
+    pub const ALL: [TamperKind; 16] = [
         TamperKind::TestModified,
         TamperKind::TestDeleted,
         TamperKind::TestRenamed,
@@ -59,6 +66,8 @@ impl TamperKind {
         TamperKind::BuildFileChanged,
         TamperKind::BidiControl,
         TamperKind::InvisibleCharacter,
+        TamperKind::ControlCharacter,
+        TamperKind::ConfusablePath,
     ];
 
     /// The kinds that block unless the user's settings un-block them.
@@ -81,6 +90,8 @@ impl TamperKind {
             TamperKind::BuildFileChanged => "build_file_changed",
             TamperKind::BidiControl => "bidi_control",
             TamperKind::InvisibleCharacter => "invisible_character",
+            TamperKind::ControlCharacter => "control_character",
+            TamperKind::ConfusablePath => "confusable_path",
         }
     }
 
@@ -115,6 +126,12 @@ impl TamperKind {
             TamperKind::BuildFileChanged => "leave the build file as it was",
             TamperKind::BidiControl => "remove the bidirectional control characters",
             TamperKind::InvisibleCharacter => "remove the invisible characters",
+            TamperKind::ControlCharacter => {
+                "remove the control characters (write an escape such as \\x1b in the code instead)"
+            }
+            TamperKind::ConfusablePath => {
+                "rename the file (or retarget the link) with plain `/` and `.` only"
+            }
         }
     }
 }

@@ -2,10 +2,15 @@
 //! with a change it must flag and one it must leave alone.
 
 use plumb_verify::tamper::{
-    ChangeStatus, FileChange, FileMode, TamperFlag, TamperKind, TamperPolicy, TestsAdded,
-    is_test_file, scan, tests_added,
+    self, ChangeStatus, FileChange, FileMode, TamperFlag, TamperKind, TamperPolicy, TestSetupFiles,
+    TestsAdded, is_test_file, tests_added,
 };
 use pretty_assertions::assert_eq;
+
+/// The scan with no jest or vitest configuration naming setup files (see the setup-file test).
+fn scan(changes: &[FileChange]) -> Vec<TamperFlag> {
+    tamper::scan(changes, &TestSetupFiles::default())
+}
 
 fn added(path: &str, after: &str) -> FileChange {
     FileChange {

@@ -14,5 +14,6 @@ mod ladder;
 mod patch_hazards;
 mod prompt_links;
 mod repo_settings;
+mod runner_config;
 mod special_files;
 pub(crate) mod support;
