@@ -64,6 +64,27 @@ impl Slot {
     }
 }
 
+/// Why one path stopped: the user's bytes are there (kept; when putting back, nothing of
+/// plumb's is left to undo at that path), or a write failed.
+enum Stop {
+    Theirs(HomeError),
+    Failed(HomeError),
+}
+
+impl From<HomeError> for Stop {
+    fn from(err: HomeError) -> Self {
+        Stop::Failed(err)
+    }
+}
+
+impl Stop {
+    fn error(self) -> HomeError {
+        match self {
+            Stop::Theirs(err) | Stop::Failed(err) => err,
+        }
+    }
+}
+
 /// A failed [`Files::switch`]: why, and the paths that could not be moved back (each with why).
 pub(crate) struct Failure {
     pub(crate) cause: HomeError,
@@ -114,7 +135,8 @@ impl Files<'_> {
     ) -> Result<(), Failure> {
         let order = order(slots, toward);
         for (done, &index) in order.iter().enumerate() {
-            if let Err(cause) = self.converge(index, &slots[index], toward) {
+            if let Err(stop) = self.converge(index, &slots[index], toward) {
+                let cause = stop.error();
                 let left = if roll_back {
                     let touched: Vec<usize> = order[..=done].iter().rev().copied().collect();
                     self.put_back(slots, &touched, toward.other())
@@ -134,20 +156,27 @@ impl Files<'_> {
         self.put_back(slots, &order, toward)
     }
 
+    /// Moves the slots back; a path holding the user's bytes stays theirs.
     fn put_back(&self, slots: &[Slot], order: &[usize], toward: Side) -> Vec<(String, HomeError)> {
         order
             .iter()
             .filter_map(|&index| {
                 let slot = &slots[index];
-                self.converge(index, slot, toward)
-                    .err()
-                    .map(|err| (slot.path.clone(), err))
+                match self.converge(index, slot, toward) {
+                    Ok(()) | Err(Stop::Theirs(_)) => None,
+                    Err(Stop::Failed(err)) => Some((slot.path.clone(), err)),
+                }
             })
             .collect()
     }
 
+    /// The user's bytes at the slot's path.
+    fn theirs(&self, slot: &Slot) -> Stop {
+        Stop::Theirs((self.changed)(vec![slot.path.clone()]))
+    }
+
     /// Brings one slot's path to `toward` (see the module's steps).
-    fn converge(&self, index: usize, slot: &Slot, toward: Side) -> Result<(), HomeError> {
+    fn converge(&self, index: usize, slot: &Slot, toward: Side) -> Result<(), Stop> {
         let target = slot.side(toward);
         let path = inside(self.root, &slot.path)?;
         let (new, old) = self.beside(&path, index);
@@ -155,20 +184,20 @@ impl Files<'_> {
         let held = state_of(self.root, &slot.path)?;
         if slot.is(toward, held.as_ref()) {
             // A step cut short after it made the folders of a new file leaves them empty.
-            return match target {
-                None => self.remove_emptied_folders(slot, toward),
-                Some(_) => Ok(()),
-            };
+            if target.is_none() {
+                self.remove_emptied_folders(slot, toward)?;
+            }
+            return Ok(());
         }
         if !slot.is(toward.other(), held.as_ref()) {
-            return Err((self.changed)(vec![slot.path.clone()]));
+            return Err(self.theirs(slot));
         }
         if let Some(blob) = target {
             self.make_parents(&slot.path)?;
             self.step(Step::Temp(slot.path.clone()), &new)?;
             if let Err(err) = self.write_new(&new, blob) {
                 let _ = std::fs::remove_file(&new);
-                return Err(err);
+                return Err(err.into());
             }
         }
         if let Err(err) = self.move_aside(slot, toward, &path, &old) {
@@ -185,13 +214,13 @@ impl Files<'_> {
                 let _ = std::fs::remove_file(&new);
                 if exists(&path) {
                     // A file the user made at the path meanwhile: theirs, never replaced.
-                    return Err((self.changed)(vec![slot.path.clone()]));
+                    return Err(self.theirs(slot));
                 }
                 if slot.side(toward.other()).is_some() {
                     self.step(Step::PutBack(slot.path.clone()), &path)?;
                     rename_no_replace(&old, &path).map_err(|err| HomeError::write(&path, err))?;
                 }
-                return Err(err);
+                return Err(err.into());
             }
         }
         if slot.side(toward.other()).is_some() {
@@ -203,24 +232,18 @@ impl Files<'_> {
         }
         // The renames reach the disk before a record says they happened.
         match path.ancestors().skip(1).find(|dir| dir.exists()) {
-            Some(dir) => sync_folder(dir),
+            Some(dir) => Ok(sync_folder(dir)?),
             None => Ok(()),
         }
     }
 
     /// Moves the path's file aside and checks it is the side being left; puts it back if not.
     /// For a side that is nothing, checks nothing is there.
-    fn move_aside(
-        &self,
-        slot: &Slot,
-        toward: Side,
-        path: &Path,
-        old: &Path,
-    ) -> Result<(), HomeError> {
+    fn move_aside(&self, slot: &Slot, toward: Side, path: &Path, old: &Path) -> Result<(), Stop> {
         let leaving = toward.other();
         if slot.side(leaving).is_none() {
             return if exists(path) {
-                Err((self.changed)(vec![slot.path.clone()]))
+                Err(self.theirs(slot))
             } else {
                 Ok(())
             };
@@ -228,10 +251,8 @@ impl Files<'_> {
         self.step(Step::Aside(slot.path.clone()), path)?;
         match std::fs::rename(path, old) {
             Ok(()) => {}
-            Err(err) if err.kind() == io::ErrorKind::NotFound => {
-                return Err((self.changed)(vec![slot.path.clone()]));
-            }
-            Err(err) => return Err(HomeError::write(path, err)),
+            Err(err) if err.kind() == io::ErrorKind::NotFound => return Err(self.theirs(slot)),
+            Err(err) => return Err(HomeError::write(path, err).into()),
         }
         let moved = content_at(old, &slot.path)?.map(|content| content.state);
         if slot.is(leaving, moved.as_ref()) {
@@ -240,19 +261,21 @@ impl Files<'_> {
         // The user changed it between the look and the move: theirs goes back untouched.
         self.step(Step::PutBack(slot.path.clone()), path)?;
         match rename_no_replace(old, path) {
-            Ok(()) => Err((self.changed)(vec![slot.path.clone()])),
-            Err(err) if err.kind() == io::ErrorKind::AlreadyExists => Err(HomeError::LeftAside {
-                path: slot.path.clone(),
-                aside: old.to_path_buf(),
-            }),
-            Err(err) => Err(HomeError::write(path, err)),
+            Ok(()) => Err(self.theirs(slot)),
+            Err(err) if err.kind() == io::ErrorKind::AlreadyExists => {
+                Err(Stop::Theirs(HomeError::LeftAside {
+                    path: slot.path.clone(),
+                    aside: old.to_path_buf(),
+                }))
+            }
+            Err(err) => Err(HomeError::write(path, err).into()),
         }
     }
 
     /// Step 1: what an interrupted step left beside the path. A file moved aside goes back when
     /// the path is empty, and is removed when the path is filled and the file is one of the two
     /// sides (whose bytes are saved); anything else moved aside is the user's and stays.
-    fn tidy(&self, slot: &Slot, path: &Path, new: &Path, old: &Path) -> Result<(), HomeError> {
+    fn tidy(&self, slot: &Slot, path: &Path, new: &Path, old: &Path) -> Result<(), Stop> {
         if exists(new) {
             self.step(Step::Tidy(slot.path.clone()), new)?;
             std::fs::remove_file(new).map_err(|err| HomeError::write(new, err))?;
@@ -262,17 +285,17 @@ impl Files<'_> {
         }
         if !exists(path) {
             self.step(Step::PutBack(slot.path.clone()), path)?;
-            return rename_no_replace(old, path).map_err(|err| HomeError::write(path, err));
+            return rename_no_replace(old, path).map_err(|err| HomeError::write(path, err).into());
         }
         let held = content_at(old, &slot.path)?.map(|content| content.state);
         if slot.is(Side::Before, held.as_ref()) || slot.is(Side::After, held.as_ref()) {
             self.step(Step::Tidy(slot.path.clone()), old)?;
-            return std::fs::remove_file(old).map_err(|err| HomeError::write(old, err));
+            return std::fs::remove_file(old).map_err(|err| HomeError::write(old, err).into());
         }
-        Err(HomeError::LeftAside {
+        Err(Stop::Theirs(HomeError::LeftAside {
             path: slot.path.clone(),
             aside: old.to_path_buf(),
-        })
+        }))
     }
 
     /// Writes `blob`'s saved bytes as a new file (or link) at `new`, after checking they are
