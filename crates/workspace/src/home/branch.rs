@@ -131,14 +131,10 @@ pub fn commit_on_branch_with(
 pub(crate) fn delete_branch(
     records: &Records<'_>,
     applied: &Applied,
+    (name, commit): (&str, &str),
     run_dir: &Path,
     faults: &dyn Faults,
 ) -> Result<Applied, HomeError> {
-    let Destination::Branch { name, commit } = &applied.destination else {
-        return Err(HomeError::NotAFile {
-            path: applied.repo.display().to_string(),
-        });
-    };
     let repo = Repository::open(&applied.repo, run_dir, faults)?;
     let refname = format!("refs/heads/{name}");
     let mut undone = Applied {
@@ -151,16 +147,18 @@ pub(crate) fn delete_branch(
             records.write(&undone)?;
             return Ok(undone);
         }
-        Some(at) if &at != commit => {
+        Some(at) if at != commit => {
             return Err(HomeError::BranchMoved {
-                name: name.clone(),
-                commit: commit.clone(),
+                name: name.to_string(),
+                commit: commit.to_string(),
             });
         }
         Some(_) => {}
     }
     if repo.checked_out()?.as_deref() == Some(refname.as_str()) {
-        return Err(HomeError::BranchCheckedOut { name: name.clone() });
+        return Err(HomeError::BranchCheckedOut {
+            name: name.to_string(),
+        });
     }
     records.write(&Applied {
         state: HomeState::Undoing,
@@ -169,8 +167,8 @@ pub(crate) fn delete_branch(
     if repo.delete(&refname, commit).is_err() {
         let _ = records.restore();
         return Err(HomeError::BranchMoved {
-            name: name.clone(),
-            commit: commit.clone(),
+            name: name.to_string(),
+            commit: commit.to_string(),
         });
     }
     undone.at_ms = now_ms();

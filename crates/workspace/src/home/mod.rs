@@ -386,8 +386,8 @@ pub fn undo_with(
         (_, Destination::WorkingTree) => {
             tree::undo_in_tree(&records, &applied, run_dir, patch_path, faults)
         }
-        (_, Destination::Branch { .. }) => {
-            branch::delete_branch(&records, &applied, run_dir, faults)
+        (_, Destination::Branch { name, commit }) => {
+            branch::delete_branch(&records, &applied, (name, commit), run_dir, faults)
         }
     }
 }

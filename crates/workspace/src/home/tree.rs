@@ -455,14 +455,18 @@ fn slots_of_an_older_plumb(
                 path: touched.path.clone(),
                 before: None,
                 after: None,
-                made: Vec::new(),
+                made: every_folder_above(&touched.path),
             });
         } else {
             slots.push(Slot {
                 path: touched.path.clone(),
+                made: if before.is_none() {
+                    every_folder_above(&touched.path)
+                } else {
+                    Vec::new()
+                },
                 before,
                 after: None,
-                made: Vec::new(),
             });
         }
         let last = slots.len() - 1;
@@ -486,17 +490,30 @@ fn slots_of_an_older_plumb(
     Ok(slots)
 }
 
+/// Every folder above `rel`: an older plumb did not record which ones its apply made, so its
+/// undo removes any of them left empty, as `git apply` would.
+fn every_folder_above(rel: &str) -> Vec<String> {
+    folders_above(rel, |_| true)
+}
+
 /// The folders above `rel` that do not exist in `root`, outermost first.
 fn missing_folders(root: &Path, rel: &str) -> Vec<String> {
-    let mut missing: Vec<String> = Path::new(rel)
+    folders_above(rel, |dir| {
+        std::fs::symlink_metadata(root.join(dir)).is_err()
+    })
+}
+
+/// The folders above `rel`, from the deepest up while `keep` holds, listed outermost first.
+fn folders_above(rel: &str, keep: impl Fn(&Path) -> bool) -> Vec<String> {
+    let mut folders: Vec<String> = Path::new(rel)
         .ancestors()
         .skip(1)
         .filter(|dir| !dir.as_os_str().is_empty())
-        .take_while(|dir| std::fs::symlink_metadata(root.join(dir)).is_err())
+        .take_while(|dir| keep(dir))
         .map(|dir| dir.display().to_string())
         .collect();
-    missing.reverse();
-    missing
+    folders.reverse();
+    folders
 }
 
 /// The run's id as it goes into temporary names beside the user's files: letters, digits and

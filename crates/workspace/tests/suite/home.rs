@@ -456,3 +456,55 @@ fn a_record_that_cannot_be_written_leaves_the_files_as_the_record_says() {
         )
     );
 }
+
+/// A run applied by a plumb from before the records' states (`undone: false`, the old bytes as
+/// `applied/<n>` listed in `applied/saved.json`) is listed as applied, and undone from those bytes.
+#[test]
+fn a_change_applied_by_an_older_plumb_is_undone_from_its_saved_bytes() {
+    use std::os::unix::fs::PermissionsExt;
+    let tmp = TempDir::new().unwrap();
+    let repo = sample_repo(tmp.path());
+    let run = run_on(&repo, four_kinds);
+    let before = listing(&repo);
+    let saved_dir = run.dir.join("applied");
+    fs::create_dir_all(&saved_dir).unwrap();
+    let mut saved = Vec::new();
+    for (index, touched) in run.record.files.iter().enumerate() {
+        if touched.before.is_none() {
+            saved.push(serde_json::Value::Null);
+            continue;
+        }
+        let path = repo.join(touched.before_path());
+        let mode = fs::symlink_metadata(&path).unwrap().permissions().mode() & 0o7777;
+        fs::write(saved_dir.join(index.to_string()), fs::read(&path).unwrap()).unwrap();
+        saved.push(serde_json::json!({"name": index.to_string(), "mode": mode}));
+    }
+    fs::write(
+        saved_dir.join("saved.json"),
+        serde_json::to_string(&saved).unwrap(),
+    )
+    .unwrap();
+    apply_to_tree(&run.record, &run.patch, &run.sha, &run.dir).unwrap();
+    let older = serde_json::json!({
+        "repo": repo,
+        "patch_sha256": run.sha,
+        "destination": {"into": "working_tree"},
+        "files": run.record.files,
+        "at_ms": 1,
+        "undone": false,
+    });
+    fs::write(run.dir.join("applied.json"), older.to_string()).unwrap();
+    let listed: plumb_workspace::Applied =
+        serde_json::from_str(&fs::read_to_string(run.dir.join("applied.json")).unwrap()).unwrap();
+
+    let undone = undo(&run.dir, &run.patch).unwrap();
+
+    assert_eq!(
+        (listed.state, undone.state, listing(&repo)),
+        (
+            plumb_workspace::HomeState::Applied,
+            plumb_workspace::HomeState::Undone,
+            before
+        )
+    );
+}
