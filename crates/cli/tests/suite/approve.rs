@@ -343,3 +343,57 @@ fn a_branch_name_git_refuses_is_refused_by_its_rule_before_anything_is_written()
         (before, refs, false, run.clone())
     );
 }
+
+/// An apply cut short (here: its record left at `applying`, as a crash after the last file moved
+/// in leaves it) is neither applied again nor listed as applied: `plumb apply` names the state
+/// and `plumb undo` finishes, bringing every file back.
+#[test]
+fn an_interrupted_apply_is_refused_and_undo_finishes_it() {
+    let fixture = Fixture::billing();
+    let before = files(fixture.repo_path());
+    let script = billing_example().join("bill-412.script.jsonl");
+    let fixed = report(&fixture.fix_with_script(&script, &[]));
+    let home = fixture.home.path();
+    let applied = plumb(
+        home,
+        &["apply", &fixed.run_id, "--sha", &fixed.patch_sha256],
+    );
+    assert_eq!(applied.status.code(), Some(0), "{}", stderr(&applied));
+    let record = run_dir(&fixture).join("applied.json");
+    let text = std::fs::read_to_string(&record).unwrap();
+    std::fs::write(
+        &record,
+        text.replace("\"state\": \"applied\"", "\"state\": \"applying\""),
+    )
+    .unwrap();
+
+    let again = plumb(
+        home,
+        &["apply", &fixed.run_id, "--sha", &fixed.patch_sha256],
+    );
+    let listed = plumb(home, &["runs", "--json"]);
+    let undone = plumb(home, &["undo", &fixed.run_id]);
+
+    let row: serde_json::Value = serde_json::from_slice(&listed.stdout).unwrap();
+    assert_eq!(
+        (
+            again.status.code(),
+            stderr(&again).trim_end().to_string(),
+            row["applied"].clone(),
+            row["apply_state"].clone(),
+            undone.status.code(),
+            files(fixture.repo_path()) == before,
+        ),
+        (
+            Some(2),
+            format!(
+                "plumb: run {id} was interrupted while plumb was applying it, so each file it touches holds its old bytes or its new ones; plumb undo {id} puts them all back",
+                id = fixed.run_id
+            ),
+            serde_json::Value::Null,
+            serde_json::json!("applying"),
+            Some(0),
+            true,
+        )
+    );
+}

@@ -267,22 +267,9 @@ impl<'a> Repository<'a> {
             .to_string();
         let index = run_dir.join("branch.index");
         let _ = std::fs::remove_file(&index);
-        let with_index = [("GIT_INDEX_FILE", index.as_os_str())];
-        self.run("read-tree", &["read-tree", &head], &with_index, None)?;
-        let patch = patch_path.to_string_lossy();
-        self.step("apply --cached")?;
-        self.git
-            .run_in_folder(
-                &["apply", "--cached", "--whitespace=nowarn", "--", &patch],
-                &with_index,
-                None,
-            )
-            .map_err(|err| HomeError::NotOnHead {
-                repo: record.repo.clone(),
-                detail: git_detail(&err),
-            })?;
-        let tree = self.run("write-tree", &["write-tree"], &with_index, None)?;
+        let tree = self.tree_with_patch(&head, &index, record, patch_path);
         let _ = std::fs::remove_file(&index);
+        let tree = tree?;
         let now = format!("{} +0000", now_ms() / 1000);
         let identity = branch.identity;
         let who = [
@@ -299,6 +286,31 @@ impl<'a> Repository<'a> {
             &who,
             Some(branch.message.as_bytes()),
         )
+    }
+
+    /// The tree of `HEAD` with the patch applied, through the private index `index`.
+    fn tree_with_patch(
+        &self,
+        head: &str,
+        index: &Path,
+        record: &ChangeRecord,
+        patch_path: &Path,
+    ) -> Result<String, HomeError> {
+        let with_index = [("GIT_INDEX_FILE", index.as_os_str())];
+        self.run("read-tree", &["read-tree", head], &with_index, None)?;
+        let patch = patch_path.to_string_lossy();
+        self.step("apply --cached")?;
+        self.git
+            .run_in_folder(
+                &["apply", "--cached", "--whitespace=nowarn", "--", &patch],
+                &with_index,
+                None,
+            )
+            .map_err(|err| HomeError::NotOnHead {
+                repo: record.repo.clone(),
+                detail: git_detail(&err),
+            })?;
+        self.run("write-tree", &["write-tree"], &with_index, None)
     }
 
     /// Creates `refname` at `commit`, only if it does not exist (the zero old value).
