@@ -16,7 +16,8 @@
 //! 6. the old file is removed, and for a removal, the folders it left empty (as `git apply` does).
 //!
 //! When a path fails, every path already moved (that one included) is moved back the same way,
-//! before the failure is reported. Every write first asks the [`Faults`] seam.
+//! before the failure is reported. Every write first asks the [`Faults`] seam (but the removal of
+//! plumb's own temporary file right after a failure, which the next step's tidying repeats).
 
 use std::ffi::OsStr;
 use std::fs::{OpenOptions, Permissions};
