@@ -88,7 +88,8 @@ pub(crate) struct FixArgs {
     #[arg(long, value_name = "PATCH")]
     pub out: Option<PathBuf>,
     /// On approval, commit the change on this new local branch instead of changing your files
-    /// (the checked-out branch, the index and the working tree stay as they are).
+    /// (the checked-out branch, the index and the working tree stay as they are). The name must be
+    /// one git takes for a branch; it is checked before the run starts.
     #[arg(long, value_name = "NAME")]
     pub branch: Option<String>,
 }
@@ -100,7 +101,8 @@ pub(crate) struct ApplyArgs {
     /// The SHA-256 of the patch you approve, as plumb printed it.
     #[arg(long, value_name = "SHA256")]
     pub sha: String,
-    /// Commit the change on this new local branch instead of changing your files.
+    /// Commit the change on this new local branch instead of changing your files (a name git
+    /// takes for a branch: not HEAD, @, a leading -, .., @{, a space or ~ ^ : ? * [ \).
     #[arg(long, value_name = "NAME")]
     pub branch: Option<String>,
 }

@@ -12,6 +12,10 @@ use crate::args::{FixArgs, SandboxArg};
 use crate::{Failure, home, launch, setup};
 
 pub(crate) async fn run(args: FixArgs, overrides: &[String]) -> Result<i32, Failure> {
+    // A branch name git would refuse is known now, not after the run.
+    if let Some(name) = &args.branch {
+        home::check_branch(name)?;
+    }
     let repo = local_repo(&args.repo)?;
     let ticket = read_ticket(&args)?;
     for (flag, path) in [("--out", &args.out), ("--journal", &args.journal)] {

@@ -7,7 +7,8 @@ use std::path::{Path, PathBuf};
 
 use plumb_protocol::{FinalReport, Outcome};
 use plumb_workspace::{
-    APPLIED_FILE, Applied, CHANGE_FILE, ChangeRecord, Destination, HomeError, Identity,
+    APPLIED_FILE, Applied, CHANGE_FILE, ChangeRecord, Destination, HomeError, HomeState, Identity,
+    NewBranch,
 };
 
 use crate::args::{ApplyArgs, RunIdArgs, RunsArgs};
@@ -20,7 +21,11 @@ pub(crate) const ATTEMPT_FILE: &str = "attempt.diff";
 
 /// `plumb apply RUN --sha SHA [--branch NAME]`.
 pub(crate) fn apply(args: ApplyArgs, overrides: &[String]) -> Result<i32, Failure> {
+    if let Some(name) = &args.branch {
+        check_branch(name)?;
+    }
     let run = RunFolder::find(&args.run_id, overrides)?;
+    let _lock = run.lock()?;
     let report = run.report()?;
     if report.outcome != Outcome::Success || report.patch_sha256.is_empty() {
         return Err(Failure::bad_input(format!(
@@ -42,22 +47,25 @@ pub(crate) fn apply(args: ApplyArgs, overrides: &[String]) -> Result<i32, Failur
     Ok(0)
 }
 
+/// `--branch NAME` checked by git's rules for a branch name, before anything runs or is written.
+pub(crate) fn check_branch(name: &str) -> Result<(), Failure> {
+    plumb_workspace::check_branch_name(name).map_err(|rule| {
+        home_failure(HomeError::BadBranchName {
+            name: name.to_string(),
+            rule,
+        })
+    })
+}
+
 /// Applies the run's approved patch (`approved_sha`) to the repository, or commits it on the new
-/// branch `branch`; the sentence to print on success.
+/// branch `branch`; the sentence to print on success. A change already home (or half home, after
+/// an interruption) is refused by plumb-workspace, which reads the record under the run's lock.
 pub(crate) fn bring_home(
     run_dir: &Path,
     report: &FinalReport,
     approved_sha: &str,
     branch: Option<&str>,
 ) -> Result<String, Failure> {
-    if let Some(applied) = read_applied(run_dir)?.filter(|a| !a.undone) {
-        return Err(Failure::bad_input(format!(
-            "run {} is already applied ({}); plumb undo {} first to apply it again",
-            report.run_id,
-            where_to(&applied),
-            report.run_id
-        )));
-    }
     let record: ChangeRecord = read_json(&run_dir.join(CHANGE_FILE)).map_err(|why| {
         Failure::bad_input(format!(
             "run {} has no record of the files its change touches ({why}); it was made by an older plumb, so apply {} by hand with git apply",
@@ -88,16 +96,15 @@ pub(crate) fn bring_home(
                 report.run_id,
                 approved_sha
             );
-            let made = plumb_workspace::commit_on_branch(
-                &record,
-                &patch,
-                approved_sha,
+            let identity = identity(&record.repo);
+            let new = NewBranch {
                 name,
-                &message,
-                &identity(&record.repo),
-                run_dir,
-            )
-            .map_err(home_failure)?;
+                message: &message,
+                identity: &identity,
+            };
+            let made =
+                plumb_workspace::commit_on_branch(&record, &patch, approved_sha, &new, run_dir)
+                    .map_err(home_failure)?;
             Ok(format!(
                 "committed on the new branch {name} ({}) in {}; your checked-out branch, index and files are unchanged; undo with: plumb undo {}",
                 made.commit.get(..12).unwrap_or(&made.commit),
@@ -108,34 +115,19 @@ pub(crate) fn bring_home(
     }
 }
 
-/// `plumb undo RUN`.
+/// `plumb undo RUN`: also finishes an apply or undo that was interrupted.
 pub(crate) fn undo(args: RunIdArgs, overrides: &[String]) -> Result<i32, Failure> {
     let run = RunFolder::find(&args.run_id, overrides)?;
-    let Some(applied) = read_applied(&run.dir)? else {
-        return Err(Failure::bad_input(format!(
-            "run {} was never applied, so there is nothing to undo",
-            args.run_id
-        )));
-    };
-    if applied.undone {
-        return Err(Failure::bad_input(format!(
-            "run {} was already undone",
-            args.run_id
-        )));
+    let _lock = run.lock()?;
+    let undone =
+        plumb_workspace::undo(&run.dir, &run.dir.join(PATCH_FILE)).map_err(home_failure)?;
+    match &undone.destination {
+        Destination::WorkingTree => eprintln!(
+            "undone: the {} files are back as they were",
+            undone.files.len()
+        ),
+        Destination::Branch { name, .. } => eprintln!("undone: the branch {name} is deleted"),
     }
-    let done = match &applied.destination {
-        Destination::WorkingTree => {
-            plumb_workspace::undo_in_tree(&applied, &run.dir, &run.dir.join(PATCH_FILE)).map(|()| {
-                format!(
-                    "undone: the {} files are back as they were",
-                    applied.files.len()
-                )
-            })
-        }
-        Destination::Branch { name, .. } => plumb_workspace::delete_branch(&applied, &run.dir)
-            .map(|()| format!("undone: the branch {name} is deleted")),
-    };
-    eprintln!("{}", done.map_err(home_failure)?);
     Ok(0)
 }
 
@@ -167,7 +159,8 @@ pub(crate) fn runs(args: RunsArgs, overrides: &[String]) -> Result<i32, Failure>
                 "title": report.title,
                 "outcome": report.outcome.as_str(),
                 "patch_sha256": report.patch_sha256,
-                "applied": applied.as_ref().filter(|a| !a.undone).map(where_to),
+                "applied": applied.as_ref().filter(|a| a.state == HomeState::Applied).map(where_to),
+                "apply_state": applied.as_ref().map(|a| a.state.as_str()),
             });
             println!("{row}");
         }
@@ -185,8 +178,8 @@ pub(crate) fn runs(args: RunsArgs, overrides: &[String]) -> Result<i32, Failure>
         let sha = report.patch_sha256.get(..12).unwrap_or("-");
         let state = match &applied {
             None => "-".to_string(),
-            Some(a) if a.undone => "undone".to_string(),
-            Some(a) => where_to(a),
+            Some(a) if a.state == HomeState::Applied => where_to(a),
+            Some(a) => a.state.as_str().to_string(),
         };
         println!(
             "{id:<20}  {:<15}  {sha:<12}  {:<22}  {:<30}  {}",
@@ -240,6 +233,7 @@ pub(crate) fn show(args: RunIdArgs, overrides: &[String]) -> Result<i32, Failure
 
 /// A run's folder, found by its id.
 struct RunFolder {
+    id: String,
     dir: PathBuf,
 }
 
@@ -258,7 +252,31 @@ impl RunFolder {
                 runs.display()
             )));
         }
-        Ok(Self { dir })
+        Ok(Self {
+            id: run_id.to_string(),
+            dir,
+        })
+    }
+
+    /// The run's lock, so no pruning removes the folder while its change goes home or back;
+    /// refused while the run's own `plumb fix` (or a pruning) holds it.
+    fn lock(&self) -> Result<std::fs::File, Failure> {
+        let path = self.dir.join(crate::prune::LOCK_FILE);
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&path)
+            .map_err(|err| Failure::infra(format!("could not open {}: {err}", path.display())))?;
+        rustix::fs::flock(&file, rustix::fs::FlockOperation::NonBlockingLockExclusive).map_err(
+            |_| {
+                Failure::bad_input(format!(
+                    "run {} is in use: its plumb fix is still going (asking at a terminal?) or plumb is pruning it; try again once that ends",
+                    self.id
+                ))
+            },
+        )?;
+        Ok(file)
     }
 
     fn report(&self) -> Result<FinalReport, Failure> {

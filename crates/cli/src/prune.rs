@@ -177,12 +177,12 @@ fn remove_all(dir: &Path) -> std::io::Result<()> {
     fs::remove_dir_all(dir)
 }
 
-/// Whether the run's change was brought home and not undone.
+/// Whether the run's change was brought home (or is half home) and not undone.
 fn holds_an_apply(dir: &Path) -> bool {
     crate::home::read_applied(dir)
         .ok()
         .flatten()
-        .is_some_and(|applied| !applied.undone)
+        .is_some_and(|applied| applied.state != plumb_workspace::HomeState::Undone)
 }
 
 /// Removes every folder directly in `dir`, keeping its files and the bytes an apply saved for

@@ -25,10 +25,12 @@ pub use copy::{CopyLimits, CopyReport, PLUMBIGNORE, SkippedFile};
 pub use diff::{ChangeKind, ChangedFile, Entry, EntryMode, ObjectId, Patch, sha256_hex};
 pub use error::{ConfineError, WorkspaceError};
 pub use home::{
-    APPLIED_FILE, Applied, BranchCommit, CHANGE_FILE, ChangeRecord, Destination, FileKind,
-    FileState, HomeError, Identity, SAVED_DIR, Touched, apply_to_tree, commit_on_branch,
-    delete_branch, undo_in_tree, write_record,
+    APPLIED_FILE, Applied, Blob, BranchCommit, BranchNameError, CHANGE_FILE, ChangeRecord,
+    Destination, FileKind, FileState, HomeError, HomeState, Identity, NewBranch, SAVED_DIR, Slot,
+    Touched, apply_to_tree, check_branch_name, commit_on_branch, undo, write_record,
 };
+#[doc(hidden)]
+pub use home::{Faults, NoFaults, Step, apply_to_tree_with, commit_on_branch_with, undo_with};
 pub use ids::{CommitId, MAX_LABEL_CHARS, MAX_REF_NAME_CHARS, sanitize_label, sanitize_ref_name};
 pub use plumb_protocol::chars::{is_bidi_control, is_invisible};
 pub use reader::{ReadError, SpecialKind, Tree};

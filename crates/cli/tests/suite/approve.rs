@@ -254,3 +254,146 @@ fn show_prints_the_failed_attempt_of_a_run_that_rolled_back() {
         stderr(&shown)
     );
 }
+
+/// A branch name git gives another meaning (`HEAD`, `@`, an option, a range) or refuses is
+/// refused before anything is written, naming the rule: by `plumb apply --branch`, and by `plumb
+/// fix --branch` before the run starts. `plumb apply --branch HEAD` once made `refs/heads/HEAD`.
+#[test]
+fn a_branch_name_git_refuses_is_refused_by_its_rule_before_anything_is_written() {
+    let fixture = Fixture::billing();
+    let repo = fixture.repo_path();
+    let script = billing_example().join("bill-412.script.jsonl");
+    let fixed = report(&fixture.fix_with_script(&script, &[]));
+    let home = fixture.home.path();
+    let before = tree_digest(repo);
+    let refs = git(repo, &["for-each-ref"]);
+    let run = run_dir(&fixture);
+
+    let said: Vec<(Option<i32>, String)> = ["HEAD", "@", "-D", "fix..main", "a b", "x.lock"]
+        .into_iter()
+        .map(|name| {
+            // `--branch=NAME`, so a leading - reaches plumb (clap reads `--branch -D` as a flag).
+            let flag = format!("--branch={name}");
+            let out = plumb(
+                home,
+                &["apply", &fixed.run_id, "--sha", &fixed.patch_sha256, &flag],
+            );
+            (out.status.code(), stderr(&out).trim_end().to_string())
+        })
+        .collect();
+    let fix = plumb(
+        home,
+        &[
+            "fix",
+            "--repo",
+            &repo.display().to_string(),
+            "--ticket-text",
+            "anything",
+            "--model",
+            &format!("script:{}", script.display()),
+            "--branch",
+            "HEAD",
+        ],
+    );
+
+    let refused = |name: &str, rule: &str| {
+        (
+            Some(2),
+            format!(
+                "plumb: the branch name {name:?} is refused: {rule}; choose another name with --branch"
+            ),
+        )
+    };
+    let expected = vec![
+        refused(
+            "HEAD",
+            "HEAD is git's name for the checked-out commit, never a branch's",
+        ),
+        refused("@", "a lone @ is git's short name for HEAD"),
+        refused("-D", "it starts with -, so git would read it as an option"),
+        refused(
+            "fix..main",
+            "it holds .., which git reads as a range of commits (a..b)",
+        ),
+        refused(
+            "a b",
+            "it holds a space; git allows no space, ~, ^, :, ?, *, [ or \\ in a name",
+        ),
+        refused(
+            "x.lock",
+            "its part \"x.lock\" ends with .lock, the ending of git's lock files",
+        ),
+    ];
+    assert_eq!(said, expected);
+    assert_eq!(
+        (fix.status.code(), stderr(&fix).trim_end().to_string()),
+        refused(
+            "HEAD",
+            "HEAD is git's name for the checked-out commit, never a branch's"
+        )
+    );
+    // Nothing written: the files, the refs, no record of an apply, and no second run.
+    assert_eq!(
+        (
+            tree_digest(repo),
+            git(repo, &["for-each-ref"]),
+            run.join("applied.json").exists(),
+            run_dir(&fixture),
+        ),
+        (before, refs, false, run.clone())
+    );
+}
+
+/// An apply cut short (here: its record left at `applying`, as a crash after the last file moved
+/// in leaves it) is neither applied again nor listed as applied: `plumb apply` names the state
+/// and `plumb undo` finishes, bringing every file back.
+#[test]
+fn an_interrupted_apply_is_refused_and_undo_finishes_it() {
+    let fixture = Fixture::billing();
+    let before = files(fixture.repo_path());
+    let script = billing_example().join("bill-412.script.jsonl");
+    let fixed = report(&fixture.fix_with_script(&script, &[]));
+    let home = fixture.home.path();
+    let applied = plumb(
+        home,
+        &["apply", &fixed.run_id, "--sha", &fixed.patch_sha256],
+    );
+    assert_eq!(applied.status.code(), Some(0), "{}", stderr(&applied));
+    let record = run_dir(&fixture).join("applied.json");
+    let text = std::fs::read_to_string(&record).unwrap();
+    std::fs::write(
+        &record,
+        text.replace("\"state\": \"applied\"", "\"state\": \"applying\""),
+    )
+    .unwrap();
+
+    let again = plumb(
+        home,
+        &["apply", &fixed.run_id, "--sha", &fixed.patch_sha256],
+    );
+    let listed = plumb(home, &["runs", "--json"]);
+    let undone = plumb(home, &["undo", &fixed.run_id]);
+
+    let row: serde_json::Value = serde_json::from_slice(&listed.stdout).unwrap();
+    assert_eq!(
+        (
+            again.status.code(),
+            stderr(&again).trim_end().to_string(),
+            row["applied"].clone(),
+            row["apply_state"].clone(),
+            undone.status.code(),
+            files(fixture.repo_path()) == before,
+        ),
+        (
+            Some(2),
+            format!(
+                "plumb: run {id} was interrupted while plumb was applying it, so each file it touches holds its old bytes or its new ones; plumb undo {id} puts them all back",
+                id = fixed.run_id
+            ),
+            serde_json::Value::Null,
+            serde_json::json!("applying"),
+            Some(0),
+            true,
+        )
+    );
+}

@@ -2,18 +2,29 @@
 //! the user's repository. Every write is bound to two things: the SHA-256 of the diff a person
 //! approved (checked again right before writing), and the bytes each touched file had when the run
 //! started (recorded at the run's end as a [`ChangeRecord`]). A file the user changed since is never
-//! overwritten: the apply is refused and says which files.
+//! overwritten: the apply is refused and says which files. It is all or nothing: a failure after
+//! the first byte written puts every file back before it is reported, and `applied.json` always
+//! says what the files hold.
 //!
-//! - `tree.rs`: the change into the working tree (`git apply`, checked before and after), and its undo
-//!   from the bytes saved just before;
+//! - `tree.rs`: the change into the working tree (the patch applied to a scratch copy, then each
+//!   file moved in), and its undo, in the order of writes that keeps the record true;
+//! - `swap.rs`: moving each touched path from one side to the other without ever writing over a
+//!   byte the user wrote meanwhile, and back on a failure;
+//! - `record.rs`: `applied.json` (`applying`, `applied`, `undoing`, `undone`) and the run's lock;
 //! - `branch.rs`: the change as a commit on a new local branch, built with a private index, so the
 //!   checked-out branch, the index and the working tree stay as they are; and its undo;
+//! - `branch_name.rs`: git's rules for a branch name, each refusal naming its rule;
+//! - `faults.rs`: the seam a test uses to make each write fail in turn;
 //! - `state.rs`: what a path holds, walked without following links.
 //!
 //! Never a push, never a remote: nothing here talks to anything but the local git and the disk.
 
 mod branch;
+mod branch_name;
+mod faults;
+mod record;
 mod state;
+mod swap;
 mod tree;
 
 use std::path::{Path, PathBuf};
@@ -23,16 +34,19 @@ use serde::{Deserialize, Serialize};
 use crate::diff::{ChangeKind, ChangedFile, Entry, EntryMode};
 use crate::error::WorkspaceError;
 use crate::workspace::Workspace;
+use record::Records;
 
-pub use branch::{BranchCommit, Identity, commit_on_branch, delete_branch};
+pub use branch::{BranchCommit, Identity, NewBranch, commit_on_branch, commit_on_branch_with};
+pub use branch_name::{BranchNameError, check_branch_name};
+#[doc(hidden)]
+pub use faults::{Faults, NoFaults, Step};
+pub use record::{APPLIED_FILE, Applied, Blob, HomeState, Slot, write_record};
 pub use state::{FileKind, FileState};
-pub use tree::{apply_to_tree, undo_in_tree};
+pub use tree::{apply_to_tree, apply_to_tree_with};
 
 /// The file a run folder keeps its [`ChangeRecord`] in.
 pub const CHANGE_FILE: &str = "change.json";
-/// The file a run folder keeps its [`Applied`] record in once the change was brought home.
-pub const APPLIED_FILE: &str = "applied.json";
-/// The folder of a run that holds the bytes the touched files had just before an apply.
+/// The folder of a run that holds the bytes each touched path has on each side.
 pub const SAVED_DIR: &str = "applied";
 
 /// One file a change touches: where, and what it holds before and after.
@@ -76,20 +90,6 @@ pub enum Destination {
     Branch { name: String, commit: String },
 }
 
-/// The record of an apply, kept in the run folder for `plumb undo`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Applied {
-    pub repo: PathBuf,
-    pub patch_sha256: String,
-    pub destination: Destination,
-    pub files: Vec<Touched>,
-    /// Milliseconds since the epoch.
-    pub at_ms: u64,
-    /// Set once `plumb undo` reversed it.
-    #[serde(default)]
-    pub undone: bool,
-}
-
 /// Why a change could not be brought home or taken back; each says what to do.
 #[derive(Debug, thiserror::Error)]
 pub enum HomeError {
@@ -124,7 +124,7 @@ pub enum HomeError {
     #[error("git apply could not apply the patch to {repo}: {detail}; nothing was changed")]
     DoesNotApply { repo: PathBuf, detail: String },
     #[error(
-        "after git apply, {} did not hold what the approved change holds; plumb put back every file as it was",
+        "git apply made {} differ from what the verified change holds, so plumb changed nothing",
         list(files)
     )]
     AppliedDifferently { files: Vec<String> },
@@ -136,10 +136,10 @@ pub enum HomeError {
         "{repo} has no commit yet (HEAD is unborn), so there is nothing to branch from; commit once first, or run without --branch"
     )]
     NoHead { repo: PathBuf },
-    #[error(
-        "the branch name {name:?} is not valid in git ({detail}); choose another with --branch"
-    )]
-    BadBranchName { name: String, detail: String },
+    #[error("the branch name {name:?} is refused: {rule}; choose another name with --branch")]
+    BadBranchName { name: String, rule: BranchNameError },
+    #[error("git could not create the branch {name} ({detail}); choose another name with --branch")]
+    BranchNotCreated { name: String, detail: String },
     #[error("a branch named {name} already exists; choose another name with --branch")]
     BranchExists { name: String },
     #[error(
@@ -152,6 +152,54 @@ pub enum HomeError {
     BranchMoved { name: String, commit: String },
     #[error("branch {name} is checked out; switch to another branch first, then undo")]
     BranchCheckedOut { name: String },
+    #[error(
+        "another plumb is applying or undoing run {run} right now; wait for it to end, then try again"
+    )]
+    Busy { run: String },
+    #[error(
+        "run {run} is already applied ({destination}); plumb undo {run} first to apply it again"
+    )]
+    AlreadyApplied { run: String, destination: String },
+    #[error(
+        "run {run} was interrupted while plumb was {doing} it, so each file it touches holds its old bytes or its new ones; plumb undo {run} puts them all back"
+    )]
+    Interrupted { run: String, doing: &'static str },
+    #[error("run {run} was never applied, so there is nothing to undo")]
+    NeverApplied { run: String },
+    #[error("run {run} was already undone")]
+    AlreadyUndone { run: String },
+    #[error("{cause}; plumb put things back as they were: {back}")]
+    Reverted {
+        cause: Box<HomeError>,
+        back: &'static str,
+    },
+    #[error(
+        "{cause}; putting back {} failed too, so each may hold the old bytes or the new; plumb undo {run} finishes (the bytes it needs are saved in the run folder)",
+        list(left)
+    )]
+    PartlyDone {
+        cause: Box<HomeError>,
+        left: Vec<String>,
+        run: String,
+    },
+    #[error(
+        "{cause}; deleting the branch {name} again failed too, so it may exist; plumb undo {run} deletes it"
+    )]
+    BranchLeft {
+        cause: Box<HomeError>,
+        name: String,
+        run: String,
+    },
+    #[error(
+        "{path} changed while plumb was writing it; plumb kept what it found there as {} and wrote nothing over it",
+        aside.display()
+    )]
+    LeftAside { path: String, aside: PathBuf },
+    #[error(
+        "{} is not what plumb saved there (its SHA-256 differs), so plumb wrote nothing from it",
+        file.display()
+    )]
+    SavedChanged { file: PathBuf },
     #[error("could not {doing} {}: {source}", path.display())]
     Io {
         doing: &'static str,
@@ -182,9 +230,36 @@ impl HomeError {
     /// True when the disk or git failed, not the user's input or their tree's state.
     pub fn is_infra(&self) -> bool {
         match self {
-            HomeError::Io { .. } | HomeError::AppliedDifferently { .. } => true,
+            HomeError::Io { .. }
+            | HomeError::AppliedDifferently { .. }
+            | HomeError::PartlyDone { .. }
+            | HomeError::BranchLeft { .. }
+            | HomeError::SavedChanged { .. } => true,
+            HomeError::Reverted { cause, .. } => cause.is_infra(),
             HomeError::Git(err) => err.is_infra(),
-            _ => false,
+            HomeError::ShaMismatch { .. }
+            | HomeError::PatchChanged { .. }
+            | HomeError::ChangedSinceStart { .. }
+            | HomeError::ChangedSinceApply { .. }
+            | HomeError::BadPath { .. }
+            | HomeError::UnderALink { .. }
+            | HomeError::NotAFile { .. }
+            | HomeError::Submodule { .. }
+            | HomeError::DoesNotApply { .. }
+            | HomeError::NotARepository { .. }
+            | HomeError::NoHead { .. }
+            | HomeError::BadBranchName { .. }
+            | HomeError::BranchNotCreated { .. }
+            | HomeError::BranchExists { .. }
+            | HomeError::NotOnHead { .. }
+            | HomeError::BranchMoved { .. }
+            | HomeError::BranchCheckedOut { .. }
+            | HomeError::Busy { .. }
+            | HomeError::AlreadyApplied { .. }
+            | HomeError::Interrupted { .. }
+            | HomeError::NeverApplied { .. }
+            | HomeError::AlreadyUndone { .. }
+            | HomeError::LeftAside { .. } => false,
         }
     }
 }
@@ -260,12 +335,59 @@ pub(crate) fn now_ms() -> u64 {
         .unwrap_or(0)
 }
 
-/// Writes `value` as pretty JSON to `path` through a temporary file and a rename, so a reader
-/// never sees half of it.
-pub fn write_record<T: Serialize>(path: &Path, value: &T) -> Result<(), HomeError> {
-    let text = serde_json::to_string_pretty(value)
-        .map_err(|err| HomeError::write(path, std::io::Error::other(err.to_string())))?;
-    let temporary = path.with_extension("json.tmp");
-    std::fs::write(&temporary, text).map_err(|err| HomeError::write(&temporary, err))?;
-    std::fs::rename(&temporary, path).map_err(|err| HomeError::write(path, err))
+/// Refuses to bring a change home again while the record says it is home, or half home.
+pub(crate) fn refuse_if_home(records: &Records<'_>, run_dir: &Path) -> Result<(), HomeError> {
+    let run = record::run_name(run_dir);
+    let Some(current) = records.current()? else {
+        return Ok(());
+    };
+    match current.state {
+        HomeState::Undone => Ok(()),
+        HomeState::Applied => Err(HomeError::AlreadyApplied {
+            run,
+            destination: match &current.destination {
+                Destination::WorkingTree => "working tree".to_string(),
+                Destination::Branch { name, .. } => format!("branch {name}"),
+            },
+        }),
+        HomeState::Applying => Err(HomeError::Interrupted {
+            run,
+            doing: "applying",
+        }),
+        HomeState::Undoing => Err(HomeError::Interrupted {
+            run,
+            doing: "undoing",
+        }),
+    }
+}
+
+/// Takes back the change of the run in `run_dir`, as its `applied.json` says it went home: the
+/// working tree's files back to their old bytes (`patch_path` is named in a refusal), or the branch
+/// deleted. An apply or undo that was interrupted is finished toward the old state. Returns the
+/// record as it is now.
+pub fn undo(run_dir: &Path, patch_path: &Path) -> Result<Applied, HomeError> {
+    undo_with(run_dir, patch_path, &NoFaults)
+}
+
+/// [`undo`] with a fault-injection seam.
+#[doc(hidden)]
+pub fn undo_with(
+    run_dir: &Path,
+    patch_path: &Path,
+    faults: &dyn Faults,
+) -> Result<Applied, HomeError> {
+    let records = Records::lock(run_dir, faults)?;
+    let run = record::run_name(run_dir);
+    let Some(applied) = records.current()? else {
+        return Err(HomeError::NeverApplied { run });
+    };
+    match (applied.state, &applied.destination) {
+        (HomeState::Undone, _) => Err(HomeError::AlreadyUndone { run }),
+        (_, Destination::WorkingTree) => {
+            tree::undo_in_tree(&records, &applied, run_dir, patch_path, faults)
+        }
+        (_, Destination::Branch { name, commit }) => {
+            branch::delete_branch(&records, &applied, (name, commit), run_dir, faults)
+        }
+    }
 }

@@ -40,18 +40,32 @@ impl FileState {
 /// What `rel` is under `root`: `None` when nothing is there. A folder, a device or a path under a
 /// link is an error that names it: plumb writes none of those.
 pub(crate) fn state_of(root: &Path, rel: &str) -> Result<Option<FileState>, HomeError> {
+    Ok(content_of(root, rel)?.map(|content| content.state))
+}
+
+/// What a path holds, with its bytes (a link's target) and permission bits.
+pub(crate) struct Content {
+    pub(crate) state: FileState,
+    pub(crate) bytes: Vec<u8>,
+    pub(crate) mode: u32,
+}
+
+/// [`state_of`] with the bytes it hashed: one read, so what is checked is what is kept.
+pub(crate) fn content_of(root: &Path, rel: &str) -> Result<Option<Content>, HomeError> {
     let path = inside(root, rel)?;
-    let Some(meta) = metadata(&path, rel)? else {
+    content_at(&path, rel)
+}
+
+/// What the file at `path` (named `rel` in errors) holds, never following a link.
+pub(crate) fn content_at(path: &Path, rel: &str) -> Result<Option<Content>, HomeError> {
+    let Some(meta) = metadata(path, rel)? else {
         return Ok(None);
     };
+    let mode = meta.permissions().mode() & 0o7777;
     let kind = if meta.file_type().is_symlink() {
-        let target = std::fs::read_link(&path).map_err(|err| HomeError::io(&path, err))?;
-        return Ok(Some(FileState::of_bytes(
-            FileKind::Symlink,
-            target.as_os_str().as_bytes(),
-        )));
+        FileKind::Symlink
     } else if meta.is_file() {
-        if meta.permissions().mode() & 0o111 != 0 {
+        if mode & 0o111 != 0 {
             FileKind::Executable
         } else {
             FileKind::Regular
@@ -61,8 +75,22 @@ pub(crate) fn state_of(root: &Path, rel: &str) -> Result<Option<FileState>, Home
             path: rel.to_string(),
         });
     };
-    let bytes = std::fs::read(&path).map_err(|err| HomeError::io(&path, err))?;
-    Ok(Some(FileState::of_bytes(kind, &bytes)))
+    let read = if kind == FileKind::Symlink {
+        std::fs::read_link(path).map(|target| target.as_os_str().as_bytes().to_vec())
+    } else {
+        std::fs::read(path)
+    };
+    let bytes = match read {
+        Ok(bytes) => bytes,
+        // Gone between the look and the read: nothing is there.
+        Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(err) => return Err(HomeError::io(path, err)),
+    };
+    Ok(Some(Content {
+        state: FileState::of_bytes(kind, &bytes),
+        bytes,
+        mode,
+    }))
 }
 
 /// `root/rel` for a relative path of plain components whose folders are real folders (or do not

@@ -8,22 +8,22 @@ use pretty_assertions::assert_eq;
 use tempfile::TempDir;
 
 use plumb_workspace::{
-    ChangeRecord, Destination, HomeError, Identity, Workspace, apply_to_tree, commit_on_branch,
-    delete_branch, sha256_hex, undo_in_tree,
+    ChangeRecord, Destination, HomeError, Identity, NewBranch, Workspace, apply_to_tree,
+    commit_on_branch, sha256_hex, undo,
 };
 
 use super::{git, link, listing, sample_repo, snapshot, write};
 
 /// A run on `repo` whose change `edit` makes: its folder, its change record and its patch file.
-struct Run {
+pub(super) struct Run {
     _tmp: TempDir,
-    dir: PathBuf,
-    record: ChangeRecord,
-    patch: PathBuf,
-    sha: String,
+    pub(super) dir: PathBuf,
+    pub(super) record: ChangeRecord,
+    pub(super) patch: PathBuf,
+    pub(super) sha: String,
 }
 
-fn run_on(repo: &Path, edit: impl FnOnce(&Path)) -> Run {
+pub(super) fn run_on(repo: &Path, edit: impl FnOnce(&Path)) -> Run {
     let tmp = TempDir::new().unwrap();
     let dir = tmp.path().join("run");
     let workspace = Workspace::prepare(repo, &dir).unwrap();
@@ -46,7 +46,7 @@ fn run_on(repo: &Path, edit: impl FnOnce(&Path)) -> Run {
 }
 
 /// Changes one file, adds one, deletes one and renames one (with an edit).
-fn four_kinds(root: &Path) {
+pub(super) fn four_kinds(root: &Path) {
     write(root, "src/app.py", "def answer():\n    return 43\n");
     write(root, "src/added.py", "ADDED = 1\n");
     fs::remove_file(root.join("docs/guide.md")).unwrap();
@@ -64,7 +64,7 @@ fn mode_and_bytes(entry: &str) -> String {
 
 /// The working tree (with each file's mode, time and bytes, and each folder's time), the index,
 /// `HEAD` and the checked-out branch's ref: what branch mode must leave byte-identical.
-fn checked_out(repo: &Path) -> Vec<(String, String)> {
+pub(super) fn checked_out(repo: &Path) -> Vec<(String, String)> {
     let kept = [".git/index", ".git/HEAD", ".git/refs/heads/main"];
     snapshot(repo)
         .into_iter()
@@ -72,7 +72,7 @@ fn checked_out(repo: &Path) -> Vec<(String, String)> {
         .collect()
 }
 
-fn identity() -> Identity {
+pub(super) fn identity() -> Identity {
     Identity {
         name: "Ada".into(),
         email: "ada@example.invalid".into(),
@@ -96,10 +96,10 @@ fn an_approved_change_lands_in_the_working_tree_and_undo_puts_back_every_byte() 
     let applied = apply_to_tree(&run.record, &run.patch, &run.sha, &run.dir).unwrap();
 
     assert_eq!(
-        (applied.destination.clone(), listing(&repo)),
+        (applied.destination, listing(&repo)),
         (Destination::WorkingTree, expected_after)
     );
-    undo_in_tree(&applied, &run.dir, &run.patch).unwrap();
+    undo(&run.dir, &run.patch).unwrap();
     let restored: Vec<(String, String)> = snapshot(&repo)
         .into_iter()
         .filter(|(path, _)| !path.ends_with('/') && path != ".")
@@ -168,10 +168,10 @@ fn undo_is_refused_when_the_user_changed_an_applied_file() {
     let tmp = TempDir::new().unwrap();
     let repo = sample_repo(tmp.path());
     let run = run_on(&repo, four_kinds);
-    let applied = apply_to_tree(&run.record, &run.patch, &run.sha, &run.dir).unwrap();
+    apply_to_tree(&run.record, &run.patch, &run.sha, &run.dir).unwrap();
     write(&repo, "src/added.py", "ADDED = 2\n");
 
-    let refused = undo_in_tree(&applied, &run.dir, &run.patch).unwrap_err();
+    let refused = undo(&run.dir, &run.patch).unwrap_err();
 
     assert!(
         refused
@@ -226,9 +226,11 @@ fn branch_mode_commits_on_a_new_branch_and_leaves_head_index_and_tree_byte_ident
         &run.record,
         &run.patch,
         &run.sha,
-        "plumb/fix-1",
-        "Fix the helper\n",
-        &identity(),
+        &NewBranch {
+            name: "plumb/fix-1",
+            message: "Fix the helper\n",
+            identity: &identity(),
+        },
         &run.dir,
     )
     .unwrap();
@@ -260,7 +262,7 @@ fn branch_mode_commits_on_a_new_branch_and_leaves_head_index_and_tree_byte_ident
     );
 
     // Undo deletes the branch while it still points at plumb's commit.
-    delete_branch(&made.applied, &run.dir).unwrap();
+    undo(&run.dir, &run.patch).unwrap();
     assert_eq!(git(&repo, &["branch", "--list", "plumb/fix-1"]), "");
 }
 
@@ -280,27 +282,33 @@ fn branch_mode_refuses_an_existing_branch_a_change_made_on_uncommitted_files_and
         &on_committed.record,
         &on_committed.patch,
         &on_committed.sha,
-        "taken",
-        "m\n",
-        &identity(),
+        &NewBranch {
+            name: "taken",
+            message: "m\n",
+            identity: &identity(),
+        },
         &on_committed.dir,
     );
     let not_on_head = commit_on_branch(
         &on_uncommitted.record,
         &on_uncommitted.patch,
         &on_uncommitted.sha,
-        "new",
-        "m\n",
-        &identity(),
+        &NewBranch {
+            name: "new",
+            message: "m\n",
+            identity: &identity(),
+        },
         &on_uncommitted.dir,
     );
     let bad_name = commit_on_branch(
         &on_committed.record,
         &on_committed.patch,
         &on_committed.sha,
-        "bad..name",
-        "m\n",
-        &identity(),
+        &NewBranch {
+            name: "bad..name",
+            message: "m\n",
+            identity: &identity(),
+        },
         &on_committed.dir,
     );
 
@@ -317,22 +325,186 @@ fn branch_mode_refuses_an_existing_branch_a_change_made_on_uncommitted_files_and
         "{bad_name:?}"
     );
     assert_eq!(git(&repo, &["branch", "--list", "new"]), "");
-    let made = commit_on_branch(
+    commit_on_branch(
         &on_committed.record,
         &on_committed.patch,
         &on_committed.sha,
-        "fix",
-        "m\n",
-        &identity(),
+        &NewBranch {
+            name: "fix",
+            message: "m\n",
+            identity: &identity(),
+        },
         &on_committed.dir,
     )
     .unwrap();
     assert_eq!(checked_out(&repo), before);
     git(&repo, &["branch", "-f", "fix", "HEAD"]);
-    let moved = delete_branch(&made.applied, &on_committed.dir);
+    let moved = undo(&on_committed.dir, &on_committed.patch);
     assert!(
         matches!(moved, Err(HomeError::BranchMoved { .. })),
         "{moved:?}"
     );
     assert_eq!(git(&repo, &["branch", "--list", "fix"]).trim(), "fix");
+}
+
+/// plumb's branch-name rules agree with git's own (`git check-ref-format --branch`) on names
+/// from each rule and its edges; plumb refuses more only where it says so: a lone `@` (git takes
+/// it for HEAD's branch) and characters that do not show as themselves.
+#[test]
+fn branch_names_are_judged_as_git_judges_them() {
+    let tmp = TempDir::new().unwrap();
+    let names = [
+        "fix",
+        "plumb/fix-1",
+        "a.b",
+        "a/b/c",
+        "é",
+        "foo/HEAD",
+        "HEADS",
+        "a-",
+        "x@y",
+        "a{b",
+        "HEAD",
+        "-x",
+        "a-/-b",
+        "",
+        "a..b",
+        "a.",
+        "a/",
+        "/a",
+        "a//b",
+        ".a",
+        "a/.b",
+        "a.lock",
+        "a.lock/b",
+        "a@{1}",
+        "@{-1}",
+        "a b",
+        "a~",
+        "a^",
+        "a:b",
+        "a?",
+        "a*",
+        "a[b",
+        "a\\b",
+        "a\tb",
+        "a\u{7f}b",
+        "a\u{1b}b",
+    ];
+
+    let disagree: Vec<(&str, bool, bool)> = names
+        .iter()
+        .map(|name| {
+            let plumb = plumb_workspace::check_branch_name(name).is_ok();
+            let git = std::process::Command::new("git")
+                .args(["check-ref-format", "--branch", name])
+                .current_dir(tmp.path())
+                .output()
+                .unwrap()
+                .status
+                .success();
+            (*name, plumb, git)
+        })
+        .filter(|(_, plumb, git)| plumb != git)
+        .collect();
+    let plumb_only = ["@", "a\u{202e}b", "a\u{200b}b"]
+        .map(|name| (name, plumb_workspace::check_branch_name(name).is_ok()));
+
+    assert_eq!(
+        (disagree, plumb_only),
+        (
+            Vec::new(),
+            [("@", false), ("a\u{202e}b", false), ("a\u{200b}b", false)]
+        )
+    );
+}
+
+/// A real fault, no seam: `applied.json` cannot be written (a folder stands where its temporary
+/// file goes). The apply changes no file and leaves no record; once applied, an undo that cannot
+/// write its record leaves the change in and the record saying so. (Before, the apply left the
+/// change in the files with no record, and the undo put the files back under a record that still
+/// said "applied".)
+#[test]
+fn a_record_that_cannot_be_written_leaves_the_files_as_the_record_says() {
+    let tmp = TempDir::new().unwrap();
+    let repo = sample_repo(tmp.path());
+    let run = run_on(&repo, four_kinds);
+    let before = listing(&repo);
+    let blocker = run.dir.join("applied.json.tmp");
+    fs::create_dir(&blocker).unwrap();
+
+    let refused = apply_to_tree(&run.record, &run.patch, &run.sha, &run.dir);
+    let after_refusal = (listing(&repo), run.dir.join("applied.json").exists());
+    fs::remove_dir(&blocker).unwrap();
+    apply_to_tree(&run.record, &run.patch, &run.sha, &run.dir).unwrap();
+    let applied = listing(&repo);
+    fs::create_dir(&blocker).unwrap();
+    let not_undone = undo(&run.dir, &run.patch);
+    let record: plumb_workspace::Applied =
+        serde_json::from_str(&fs::read_to_string(run.dir.join("applied.json")).unwrap()).unwrap();
+
+    assert!(
+        refused.is_err() && not_undone.is_err(),
+        "{refused:?} {not_undone:?}"
+    );
+    assert_eq!(
+        (after_refusal, listing(&repo), record.state),
+        (
+            (before, false),
+            applied,
+            plumb_workspace::HomeState::Applied
+        )
+    );
+}
+
+/// A run applied by a plumb from before the records' states (`undone: false`, the old bytes as
+/// `applied/<n>` listed in `applied/saved.json`) is listed as applied, and undone from those bytes.
+#[test]
+fn a_change_applied_by_an_older_plumb_is_undone_from_its_saved_bytes() {
+    use std::os::unix::fs::PermissionsExt;
+    let tmp = TempDir::new().unwrap();
+    let repo = sample_repo(tmp.path());
+    let run = run_on(&repo, four_kinds);
+    let before = listing(&repo);
+    let saved_dir = run.dir.join("applied");
+    fs::create_dir_all(&saved_dir).unwrap();
+    let mut saved = Vec::new();
+    for (index, touched) in run.record.files.iter().enumerate() {
+        if touched.before.is_none() {
+            saved.push(serde_json::Value::Null);
+            continue;
+        }
+        let path = repo.join(touched.before_path());
+        let mode = fs::symlink_metadata(&path).unwrap().permissions().mode() & 0o7777;
+        fs::write(saved_dir.join(index.to_string()), fs::read(&path).unwrap()).unwrap();
+        saved.push(serde_json::json!({"name": index.to_string(), "mode": mode}));
+    }
+    fs::write(
+        saved_dir.join("saved.json"),
+        serde_json::to_string(&saved).unwrap(),
+    )
+    .unwrap();
+    apply_to_tree(&run.record, &run.patch, &run.sha, &run.dir).unwrap();
+    let older = serde_json::json!({
+        "repo": repo,
+        "patch_sha256": run.sha,
+        "destination": {"into": "working_tree"},
+        "files": run.record.files,
+        "at_ms": 1,
+        "undone": false,
+    });
+    fs::write(run.dir.join("applied.json"), older.to_string()).unwrap();
+    let listed: plumb_workspace::Applied =
+        serde_json::from_str(&fs::read_to_string(run.dir.join("applied.json")).unwrap()).unwrap();
+
+    let undone = undo(&run.dir, &run.patch).unwrap();
+
+    assert_eq!(
+        (listed.state, undone.state, listing(&repo)),
+        (
+            plumb_workspace::HomeState::Applied,
+            plumb_workspace::HomeState::Undone,
+            before
+        )
+    );
 }

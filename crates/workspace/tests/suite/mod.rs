@@ -5,6 +5,7 @@ mod checkpoint;
 mod confine;
 mod copy_limits;
 mod home;
+mod home_faults;
 mod patch;
 mod prepare;
 
