@@ -11,6 +11,7 @@ use plumb_workspace::{
 };
 
 use crate::args::{ApplyArgs, RunIdArgs, RunsArgs};
+use crate::screen::{self, one_line, say, say_out};
 use crate::{Failure, setup};
 
 /// The patch file of a run folder.
@@ -38,7 +39,7 @@ pub(crate) fn apply(args: ApplyArgs, overrides: &[String]) -> Result<i32, Failur
         }));
     }
     let message = bring_home(&run.dir, &report, &given, args.branch.as_deref())?;
-    eprintln!("{message}");
+    say!("{message}");
     Ok(0)
 }
 
@@ -135,7 +136,7 @@ pub(crate) fn undo(args: RunIdArgs, overrides: &[String]) -> Result<i32, Failure
         Destination::Branch { name, .. } => plumb_workspace::delete_branch(&applied, &run.dir)
             .map(|()| format!("undone: the branch {name} is deleted")),
     };
-    eprintln!("{}", done.map_err(home_failure)?);
+    say!("{}", done.map_err(home_failure)?);
     Ok(0)
 }
 
@@ -169,17 +170,21 @@ pub(crate) fn runs(args: RunsArgs, overrides: &[String]) -> Result<i32, Failure>
                 "patch_sha256": report.patch_sha256,
                 "applied": applied.as_ref().filter(|a| !a.undone).map(where_to),
             });
-            println!("{row}");
+            screen::json_out(&row.to_string());
         }
         return Ok(0);
     }
     if rows.is_empty() {
-        eprintln!("no runs in {}", dir.display());
+        say!("no runs in {}", dir.display());
         return Ok(0);
     }
-    println!(
+    say_out!(
         "{:<20}  {:<15}  {:<12}  {:<22}  {:<30}  ticket",
-        "run", "outcome", "sha256", "applied", "repository"
+        "run",
+        "outcome",
+        "sha256",
+        "applied",
+        "repository"
     );
     for (id, report, applied) in rows {
         let sha = report.patch_sha256.get(..12).unwrap_or("-");
@@ -188,12 +193,14 @@ pub(crate) fn runs(args: RunsArgs, overrides: &[String]) -> Result<i32, Failure>
             Some(a) if a.undone => "undone".to_string(),
             Some(a) => where_to(a),
         };
-        println!(
-            "{id:<20}  {:<15}  {sha:<12}  {:<22}  {:<30}  {}",
+        // Fields from the run folder (the ticket's title above all) stay on their row.
+        say_out!(
+            "{id:<20}  {:<15}  {:<12}  {:<22}  {:<30}  {}",
             report.outcome.as_str(),
-            cut(&state, 22),
-            cut(&report.repo, 30),
-            cut(&report.title, 60)
+            one_line(sha),
+            cut(&one_line(&state), 22),
+            cut(&one_line(&report.repo), 30),
+            cut(&one_line(&report.title), 60)
         );
     }
     Ok(0)
@@ -211,8 +218,11 @@ pub(crate) fn show(args: RunIdArgs, overrides: &[String]) -> Result<i32, Failure
     let path = run.dir.join(file);
     match std::fs::read_to_string(&path) {
         Ok(text) => {
-            print!("{text}");
-            eprintln!(
+            // Byte for byte to a pipe or file (`| git apply`), escaped at a terminal.
+            screen::patch_out(&text).map_err(|err| {
+                Failure::infra(format!("could not write the {what} to stdout: {err}"))
+            })?;
+            say!(
                 "run {}: {} ({}), {what}{}",
                 args.run_id,
                 report.outcome.as_str(),
