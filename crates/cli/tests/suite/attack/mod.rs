@@ -14,5 +14,7 @@ mod ladder;
 mod patch_hazards;
 mod prompt_links;
 mod repo_settings;
+mod screen;
 mod special_files;
 pub(crate) mod support;
+mod terminal;
