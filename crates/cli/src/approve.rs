@@ -1,14 +1,21 @@
 //! The terminal's approval gate (DESIGN.md §5 step 8): the diff in colour (paged when it is longer
-//! than the screen), the checks, the review and the patch's SHA-256, then one question. Only the
-//! answer `yes` approves, naming the SHA-256 that was shown; any other answer, the end of input,
-//! Ctrl-C or no answer in time (plumb-agent's `ask` holds the clock) keeps the change out.
+//! than the screen), its size, the checks, the review and the patch's SHA-256, then one question.
+//! Only the answer `yes` approves, naming the SHA-256 that was shown; any other answer, the end of
+//! input, Ctrl-C or no answer in time (plumb-agent's `ask` holds the clock) keeps the change out.
+//!
+//! Everything on this screen but plumb's own words came from outside (the patch, the checks'
+//! evidence, the flags, the reviewer's notes), so all of it goes out through `screen`: shown as
+//! text, never interpreted. A reviewer's note runs on indented lines under its own, and the size
+//! is counted from the patch text itself, so what the screen shows can be checked against it.
 
-use std::io::{IsTerminal, Write};
-use std::process::{Command, Stdio};
+use std::io::IsTerminal;
 
 use async_trait::async_trait;
 use plumb_agent::{ApprovalGate, ApprovalRequest, Decision};
 use plumb_protocol::{CheckStatus, ReviewVerdict};
+
+use crate::diff_view;
+use crate::screen::{self, Colour, Shown, Stream, say};
 
 /// The terminal gate. Writes to stderr and reads a line from stdin.
 pub(crate) struct TerminalGate {
@@ -18,30 +25,29 @@ pub(crate) struct TerminalGate {
 impl TerminalGate {
     pub(crate) fn new() -> Self {
         Self {
-            color: std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none(),
+            color: Stream::Err.colour(),
         }
     }
 
     /// Whether a person can be asked: stdin and stderr are a terminal.
     pub(crate) fn can_ask() -> bool {
-        std::io::stdin().is_terminal() && std::io::stderr().is_terminal()
+        std::io::stdin().is_terminal() && Stream::Err.is_terminal()
     }
 }
 
 #[async_trait]
 impl ApprovalGate for TerminalGate {
     async fn decide(&self, request: &ApprovalRequest) -> Decision {
-        let diff = colored_diff(&request.patch, self.color);
-        let diff_lines = diff.lines().count();
-        if !(diff_lines + 12 > screen_rows() && page(&diff)) {
-            eprint!("{diff}");
+        let diff = diff_view::shown(&request.patch, self.color);
+        if !(diff.lines() + 12 > screen::screen_rows() && screen::page(&diff)) {
+            diff.write_to(Stream::Err);
         }
-        eprint!("{}", summary(request, self.color));
-        eprint!(
-            "Apply this change to {}? Type yes to apply it; anything else keeps it out: ",
-            request.destination
-        );
-        let _ = std::io::stderr().flush();
+        let mut question = summary(request, self.color);
+        question
+            .text("Apply this change to ")
+            .field(&request.destination)
+            .text("? Type yes to apply it; anything else keeps it out: ");
+        question.write_to(Stream::Err);
         let line = tokio::task::spawn_blocking(|| {
             let mut line = String::new();
             std::io::stdin().read_line(&mut line).map(|n| (n, line))
@@ -49,13 +55,13 @@ impl ApprovalGate for TerminalGate {
         let answer = tokio::select! {
             answer = line => answer,
             _ = tokio::signal::ctrl_c() => {
-                eprintln!();
+                say!();
                 return Decision::Reject { reason: "cancelled with Ctrl-C".to_string() };
             }
         };
         match answer {
             Ok(Ok((0, _))) => {
-                eprintln!();
+                say!();
                 Decision::Reject {
                     reason: "no answer (the input ended)".to_string(),
                 }
@@ -76,139 +82,117 @@ impl ApprovalGate for TerminalGate {
     }
 }
 
-/// The checks, flags, review and SHA-256 under the diff.
-fn summary(request: &ApprovalRequest, color: bool) -> String {
-    let paint = |code: &str, text: &str| paint(color, code, text);
-    let mut out = String::from("\nchecks:\n");
+/// The size, checks, flags, review and SHA-256 under the diff.
+fn summary(request: &ApprovalRequest, color: bool) -> Shown {
+    let mut out = Shown::new(color);
+    out.text("\npatch: ")
+        .text(&diff_view::size(&request.patch).words())
+        .text("\nchecks:\n");
     for check in &request.checks {
-        let mark = match check.status {
-            CheckStatus::Passed => paint("32", "passed "),
-            CheckStatus::Failed => paint("31", "FAILED "),
-            CheckStatus::Flagged => paint("33", "FLAGGED"),
-            CheckStatus::NotRun => "not run".to_string(),
+        out.text("  ");
+        match check.status {
+            CheckStatus::Passed => out.painted(Colour::Green, "passed "),
+            CheckStatus::Failed => out.painted(Colour::Red, "FAILED "),
+            CheckStatus::Flagged => out.painted(Colour::Yellow, "FLAGGED"),
+            CheckStatus::NotRun => out.text("not run"),
         };
-        out.push_str(&format!(
-            "  {mark}  {:<10} {}\n",
-            check.step.as_str(),
-            check.evidence.lines().next().unwrap_or_default()
-        ));
+        out.text(&format!("  {:<10} ", check.step.as_str()))
+            .field(check.evidence.lines().next().unwrap_or_default())
+            .text("\n");
     }
     for flag in &request.flags {
-        out.push_str(&format!("  {}  {flag}\n", paint("33", "FLAG   ")));
+        out.text("  ")
+            .painted(Colour::Yellow, "FLAG   ")
+            .text("  ")
+            .field(flag)
+            .text("\n");
     }
     match &request.review {
         Some(review) => {
-            let code = match review.verdict {
-                ReviewVerdict::Approve => "32",
-                ReviewVerdict::RequestChanges => "31",
-                ReviewVerdict::NeedsAttention => "33",
+            let colour = match review.verdict {
+                ReviewVerdict::Approve => Colour::Green,
+                ReviewVerdict::RequestChanges => Colour::Red,
+                ReviewVerdict::NeedsAttention => Colour::Yellow,
             };
-            out.push_str(&format!(
-                "review by {}: {}",
-                review.reviewer,
-                paint(code, review.verdict.words())
-            ));
+            out.text("review by ")
+                .field(&review.reviewer)
+                .text(": ")
+                .painted(colour, review.verdict.words());
             if !review.summary.is_empty() {
-                out.push_str(&format!(" — {}", review.summary));
+                out.text(" — ").indented(&review.summary, "    ");
             }
-            out.push('\n');
+            out.text("\n");
             for note in &review.notes {
-                out.push_str(&format!("    {}\n", note.sentence()));
+                out.text("    ")
+                    .indented(&note.sentence(), "      ")
+                    .text("\n");
             }
             for why in &review.attention {
-                out.push_str(&format!("    attention: {why}\n"));
+                out.text("    attention: ")
+                    .indented(why, "      ")
+                    .text("\n");
             }
         }
-        None => out.push_str("review: none (review.enabled is off)\n"),
-    }
-    out.push_str(&format!(
-        "patch sha256: {}\n",
-        paint("1", &request.patch_sha256)
-    ));
-    out
-}
-
-/// The diff with added lines green, removed red, hunk heads cyan, file heads bold.
-fn colored_diff(diff: &str, color: bool) -> String {
-    let mut out = String::with_capacity(diff.len() + diff.len() / 8);
-    for line in diff.lines() {
-        let code =
-            if line.starts_with("+++") || line.starts_with("---") || line.starts_with("diff ") {
-                "1"
-            } else if line.starts_with('+') {
-                "32"
-            } else if line.starts_with('-') {
-                "31"
-            } else if line.starts_with("@@") {
-                "36"
-            } else {
-                ""
-            };
-        if code.is_empty() {
-            out.push_str(line);
-        } else {
-            out.push_str(&paint(color, code, line));
+        None => {
+            out.text("review: none (review.enabled is off)\n");
         }
-        out.push('\n');
     }
+    out.text("patch sha256: ")
+        .painted(Colour::Bold, &request.patch_sha256)
+        .text("\n");
     out
-}
-
-fn paint(color: bool, code: &str, text: &str) -> String {
-    if color {
-        format!("\x1b[{code}m{text}\x1b[0m")
-    } else {
-        text.to_string()
-    }
-}
-
-/// The terminal's height in rows (24 when it cannot be read).
-fn screen_rows() -> usize {
-    rustix::termios::tcgetwinsize(std::io::stderr())
-        .ok()
-        .map(|size| usize::from(size.ws_row))
-        .filter(|rows| *rows > 0)
-        .unwrap_or(24)
-}
-
-/// Shows `text` through `$PAGER` (default `less -R`), split like a shell would but never run by
-/// one; false when there is no pager to run (empty `PAGER`, or it cannot start).
-fn page(text: &str) -> bool {
-    let pager = std::env::var("PAGER").unwrap_or_else(|_| "less -R".to_string());
-    let Ok(argv) = shell_words::split(&pager) else {
-        return false;
-    };
-    let Some((program, args)) = argv.split_first() else {
-        return false;
-    };
-    let Ok(mut child) = Command::new(program)
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(std::io::stderr())
-        .spawn()
-    else {
-        return false;
-    };
-    if let Some(mut stdin) = child.stdin.take() {
-        // A pager quit early closes the pipe; the rest need not be written.
-        let _ = stdin.write_all(text.as_bytes());
-    }
-    child.wait().is_ok()
 }
 
 #[cfg(test)]
 mod tests {
+    use plumb_protocol::{CheckReport, CheckStep, Review, ReviewNote};
+    use pretty_assertions::assert_eq;
+
     use super::*;
 
     #[test]
-    fn a_diff_without_color_is_unchanged_and_with_color_each_kind_is_painted() {
-        let diff = "diff --git a/x b/x\n--- a/x\n+++ b/x\n@@ -1 +1 @@\n-old\n+new\n ctx\n";
-        assert_eq!(colored_diff(diff, false), diff);
-        let painted = colored_diff(diff, true);
-        assert!(
-            painted.contains("\x1b[31m-old\x1b[0m\n\x1b[32m+new\x1b[0m\n ctx\n"),
-            "{painted:?}"
-        );
-        assert!(painted.contains("\x1b[36m@@ -1 +1 @@\x1b[0m"));
+    fn the_summary_states_the_size_and_shows_hostile_notes_as_indented_text() {
+        let request = ApprovalRequest {
+            run_id: "r1".into(),
+            destination: "/repo".into(),
+            patch: "diff --git a/x b/x\n--- a/x\n+++ b/x\n@@ -1 +1,2 @@\n-a\n+b\n+++ c\n".into(),
+            patch_sha256: "ab12".into(),
+            checks: vec![CheckReport {
+                step: CheckStep::Tamper,
+                status: CheckStatus::Flagged,
+                evidence: "x: U+001B\nmore".into(),
+            }],
+            flags: vec!["x line 2: U+001B (escape)".into()],
+            review: Some(Review {
+                reviewer: "script:r".into(),
+                verdict: ReviewVerdict::NeedsAttention,
+                model_verdict: Some(ReviewVerdict::Approve),
+                summary: "fine".into(),
+                notes: vec![ReviewNote {
+                    file: "x".into(),
+                    line: Some(2),
+                    note: "ok\u{1b}[9A\u{1b}[J\nchecks:\n  passed   tamper".into(),
+                }],
+                attention: vec!["tamper scan: x".into()],
+                patch_sha256: "ab12".into(),
+                round: 1,
+            }),
+        };
+
+        let actual = summary(&request, false).as_str().to_string();
+
+        let expected = "
+patch: 1 file, +2 -1 lines
+checks:
+  FLAGGED  tamper     x: U+001B
+  FLAG     x line 2: U+001B (escape)
+review by script:r: needs attention — fine
+    x:2: ok<U+001B>[9A<U+001B>[J
+      checks:
+        passed   tamper
+    attention: tamper scan: x
+patch sha256: ab12
+";
+        assert_eq!(actual, expected);
     }
 }

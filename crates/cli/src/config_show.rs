@@ -8,7 +8,7 @@ use plumb_protocol::{Provenance, Setting};
 use serde_json::json;
 
 use crate::args::{ConfigArgs, ConfigCommand, ConfigShowArgs};
-use crate::{Failure, setup};
+use crate::{Failure, screen, setup};
 
 /// The widest value column; longer values push their source further right.
 const VALUE_COLUMN: usize = 32;
@@ -31,7 +31,7 @@ fn show_settings(args: ConfigShowArgs, overrides: &[String]) -> Result<i32, Fail
             "ignored_settings": loaded.provenance.ignored,
         });
         match serde_json::to_string_pretty(&value) {
-            Ok(text) => println!("{text}"),
+            Ok(text) => screen::json_out(&text),
             Err(err) => {
                 return Err(Failure::infra(format!(
                     "the settings could not be written as JSON: {err}"
@@ -39,10 +39,8 @@ fn show_settings(args: ConfigShowArgs, overrides: &[String]) -> Result<i32, Fail
             }
         }
     } else {
-        print!(
-            "{}",
-            render(&repo, user_file.as_deref(), &loaded.provenance)
-        );
+        // A value from the repository's file is the repository's text: shown, never interpreted.
+        screen::out(&render(&repo, user_file.as_deref(), &loaded.provenance));
     }
     Ok(0)
 }

@@ -7,13 +7,15 @@ use std::process::Command;
 
 use plumb_sandbox::{CheckKind, check_backends, check_toolchains};
 
+use crate::screen::say_out;
+
 pub(crate) async fn run() -> i32 {
     let mut default_works = true;
     for status in check_backends().await {
         let mark = if status.works { "ok  " } else { "FAIL" };
-        println!("{mark}  {:<16} {}", status.kind.as_str(), status.detail);
+        say_out!("{mark}  {:<16} {}", status.kind.as_str(), status.detail);
         if let Some(fix) = &status.fix {
-            println!("      {:<16} fix: {fix}", "");
+            say_out!("      {:<16} fix: {fix}", "");
         }
         if status.kind == CheckKind::Bwrap && !status.works {
             default_works = false;
@@ -21,7 +23,7 @@ pub(crate) async fn run() -> i32 {
     }
     for status in check_toolchains().await {
         let mark = if status.works { "ok  " } else { "FAIL" };
-        println!("{mark}  {:<16} {}", status.kind.as_str(), status.detail);
+        say_out!("{mark}  {:<16} {}", status.kind.as_str(), status.detail);
     }
     for (name, argv) in [
         ("git", ["git", "--version"]),
@@ -29,17 +31,17 @@ pub(crate) async fn run() -> i32 {
     ] {
         let found = Command::new(argv[0]).arg(argv[1]).output();
         match found {
-            Ok(out) if out.status.success() => println!(
+            Ok(out) if out.status.success() => say_out!(
                 "ok    {name:<16} {}",
                 String::from_utf8_lossy(&out.stdout).trim()
             ),
-            _ => println!("FAIL  {name:<16} not found; install it (apt-get install {name})"),
+            _ => say_out!("FAIL  {name:<16} not found; install it (apt-get install {name})"),
         }
     }
     if default_works {
         0
     } else {
-        println!(
+        say_out!(
             "the default sandbox (bwrap) does not work here; fix it as above or pass --sandbox none"
         );
         3

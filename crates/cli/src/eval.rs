@@ -15,6 +15,7 @@ use plumb_sandbox::Sandbox;
 use tokio_util::sync::CancellationToken;
 
 use crate::args::{EvalArgs, EvalCommand, EvalRunArgs, SandboxArg};
+use crate::screen::{one_line, say};
 use crate::{Failure, eval_progress, setup};
 
 pub(crate) async fn run(args: EvalArgs, overrides: &[String]) -> Result<i32, Failure> {
@@ -52,7 +53,10 @@ async fn run_set(args: EvalRunArgs, overrides: &[String]) -> Result<i32, Failure
     )
     .map_err(|err| Failure::bad_input(err.to_string()))?;
     for problem in &loaded.problems {
-        eprintln!("plumb: skipped a record: {problem}");
+        say!(
+            "plumb: skipped a record: {}",
+            one_line(&problem.to_string())
+        );
     }
     let mut tasks = loaded.tasks;
     if let Some(filter) = &filter {
@@ -109,7 +113,7 @@ async fn run_set(args: EvalRunArgs, overrides: &[String]) -> Result<i32, Failure
     let cancel = CancellationToken::new();
     cancel_on_ctrl_c(cancel.clone());
     let progress = Arc::new(eval_progress::Bar::new());
-    eprintln!("plumb eval: {} → {}", tasks_file.display(), out.display());
+    say!("plumb eval: {} → {}", tasks_file.display(), out.display());
     let outcome = runner::run(plan, engine, progress.clone(), cancel)
         .await
         .map_err(Failure::infra)?;
@@ -124,15 +128,15 @@ async fn run_set(args: EvalRunArgs, overrides: &[String]) -> Result<i32, Failure
     };
     let summary = write_reports(&out, &meta, args.predictions.as_deref(), &model_label)?;
     for line in eval_progress::summary_lines(&outcome.results, &summary.reviews) {
-        eprintln!("{line}");
+        say!("{line}");
     }
-    eprintln!(
+    say!(
         "summary: {}\nreport:  {}",
         out.join("summary.json").display(),
         out.join("report.html").display()
     );
     if outcome.cancelled {
-        eprintln!("plumb eval: stopped; run the same command again to resume where it stopped");
+        say!("plumb eval: stopped; run the same command again to resume where it stopped");
         return Ok(130);
     }
     let errors = outcome
@@ -141,7 +145,7 @@ async fn run_set(args: EvalRunArgs, overrides: &[String]) -> Result<i32, Failure
         .filter(|r| matches!(r.status, plumb_eval::AttemptStatus::InfraError { .. }))
         .count();
     if errors > 0 {
-        eprintln!(
+        say!(
             "plumb eval: {errors} attempts ended with an infrastructure error; they are not counted, run again with --retry-errors"
         );
         return Ok(3);
@@ -236,7 +240,7 @@ impl Engine for CliEngine {
 fn cancel_on_ctrl_c(cancel: CancellationToken) {
     tokio::spawn(async move {
         if tokio::signal::ctrl_c().await.is_ok() {
-            eprintln!("plumb eval: stopping (press Ctrl-C again to stop at once)");
+            say!("plumb eval: stopping (press Ctrl-C again to stop at once)");
             cancel.cancel();
             if tokio::signal::ctrl_c().await.is_ok() {
                 std::process::exit(130);

@@ -6,6 +6,7 @@ use plumb_eval::report;
 
 use crate::Failure;
 use crate::args::{EvalCompareArgs, EvalImportArgs};
+use crate::screen::{self, one_line, say};
 
 pub(crate) fn run(args: EvalImportArgs) -> Result<i32, Failure> {
     if args.benchmark != "humanevalpack" {
@@ -25,9 +26,12 @@ pub(crate) fn run(args: EvalImportArgs) -> Result<i32, Failure> {
         _ => Failure::bad_input(err.to_string()),
     })?;
     for problem in &summary.problems {
-        eprintln!("plumb: skipped a record: {problem}");
+        say!(
+            "plumb: skipped a record: {}",
+            one_line(&problem.to_string())
+        );
     }
-    eprintln!(
+    say!(
         "imported {} {lang} tasks into {}",
         summary.tasks,
         summary.tasks_file.display()
@@ -44,9 +48,9 @@ pub(crate) fn compare(args: EvalCompareArgs) -> Result<i32, Failure> {
                 "the comparison could not be written as JSON: {err}"
             ))
         })?;
-        println!("{text}");
+        screen::json_out(&text);
     } else {
-        print!("{}", comparison.render_text());
+        screen::out(&comparison.render_text());
     }
     Ok(0)
 }

@@ -1,6 +1,7 @@
 //! The progress of `plumb eval` on stderr: a bar with the count, the ETA and the last task
 //! finished (indicatif), or one line per attempt when stderr is not a terminal; and the closing
-//! lines with the figures.
+//! lines with the figures. Task ids and messages come from the task file, so every text the bar
+//! shows goes through `screen` (the bar's own redrawing is indicatif's, at a terminal only).
 
 use std::sync::Mutex;
 use std::time::Duration;
@@ -9,6 +10,8 @@ use indicatif::{ProgressBar, ProgressStyle};
 use plumb_eval::report::ReviewTally;
 use plumb_eval::runner::Progress;
 use plumb_eval::{AttemptResult, AttemptStatus};
+
+use crate::screen;
 
 pub(crate) struct Bar {
     bar: ProgressBar,
@@ -36,16 +39,12 @@ impl Bar {
     }
 
     fn line(&self, text: String) {
-        if self.bar.is_hidden() {
-            eprintln!("{text}");
-        } else {
-            self.bar.println(text);
-        }
+        screen::bar_line(&self.bar, &text);
     }
 
     fn show_running(&self) {
         if let Ok(running) = self.running.lock() {
-            self.bar.set_message(running.join(", "));
+            screen::bar_message(&self.bar, &running.join(", "));
         }
     }
 }

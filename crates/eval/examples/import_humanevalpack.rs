@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use plumb_eval::import::{Lang, import_humanevalpack};
+use plumb_protocol::display::for_screen;
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -16,14 +17,15 @@ fn main() -> ExitCode {
     let lang: Lang = match lang.parse() {
         Ok(lang) => lang,
         Err(error) => {
-            eprintln!("{error}");
+            eprintln!("{}", for_screen(&error.to_string()));
             return ExitCode::from(2);
         }
     };
     match import_humanevalpack(&PathBuf::from(file), lang, &PathBuf::from(out)) {
         Ok(summary) => {
             for problem in &summary.problems {
-                eprintln!("left out: {problem}");
+                // A record's problem quotes the record, which is the benchmark file's text.
+                eprintln!("left out: {}", for_screen(&problem.to_string()));
             }
             println!(
                 "{} tasks in {}",
@@ -33,7 +35,7 @@ fn main() -> ExitCode {
             ExitCode::SUCCESS
         }
         Err(error) => {
-            eprintln!("{error}");
+            eprintln!("{}", for_screen(&error.to_string()));
             ExitCode::from(2)
         }
     }

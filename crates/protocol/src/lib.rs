@@ -1,8 +1,11 @@
 //! Shared serde types for plumb, with no I/O: messages and tool calls, run events and journal lines,
-//! outcomes, check reports and the final report. Every other crate speaks these types, so they sit at the
-//! bottom of the dependency graph and never import anything of plumb's.
+//! outcomes, check reports and the final report; the characters that do not show as themselves
+//! (`chars`) and how any text is made safe for a person's screen (`display`). Every other crate
+//! speaks these types, so they sit at the bottom of the dependency graph and never import anything
+//! of plumb's.
 
 pub mod chars;
+pub mod display;
 mod events;
 mod helpers;
 mod messages;

@@ -92,7 +92,12 @@ impl Run {
         // The journal is the record of the run; losing its tail is worth a line on stderr, not a
         // different outcome.
         if let Err(err) = self.emitter.close().await {
-            eprintln!("plumb: the journal could not be completed: {err}");
+            // The error may quote a path; shown as text, never interpreted by the terminal.
+            let err = err.to_string();
+            eprintln!(
+                "plumb: the journal could not be completed: {}",
+                plumb_protocol::display::for_screen(&err)
+            );
         }
         report
     }

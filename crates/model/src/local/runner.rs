@@ -3,14 +3,15 @@
 //! over stdin/stdout; no port is opened, and the child ends when plumb closes its stdin or dies:
 //! dropping the [`Runner`] kills it, and if plumb itself is killed (`SIGKILL` included) the kernel
 //! kills it too (`plumb_sandbox::die_with_parent`, and the runner asks for the same itself), while
-//! its stdin closing makes it drop the request it is generating.
+//! its stdin closing makes it drop the request it is generating. Its log lines (its own and
+//! llama.cpp's) reach plumb's stderr escaped for a person's screen, like everything plumb prints.
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Lines};
+use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncWriteExt, BufReader, Lines};
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 
 use crate::ModelError;
@@ -99,7 +100,7 @@ impl Runner {
         command
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
+            .stderr(Stdio::piped())
             .kill_on_drop(true);
         plumb_sandbox::die_with_parent(command.as_std_mut());
         let mut child = command.spawn().map_err(|err| {
@@ -108,6 +109,11 @@ impl Runner {
                 binary.display()
             ))
         })?;
+        if let Some(log) = child.stderr.take() {
+            tokio::spawn(forward_log(BufReader::new(log), |line| {
+                eprintln!("{line}");
+            }));
+        }
         let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
             return Err(ModelError::Service(
                 "the local model runner has no stdin/stdout pipes".into(),
@@ -230,4 +236,41 @@ pub(crate) fn find_runner() -> Result<PathBuf, ModelError> {
     Err(ModelError::BadSpec(
         "the local model runner `plumb-llm` was not found next to plumb or on PATH; build it with `cargo build --release -p plumb-llm` (scripts/demo.sh does), or set PLUMB_LLM_BIN".into(),
     ))
+}
+
+/// Hands each line of the runner's log to `show`, escaped to one line
+/// (`plumb_protocol::display`), until the runner closes it. Read as bytes, so a line that is not
+/// UTF-8 is shown lossily instead of ending the reading (which would leave the runner writing to
+/// a closed pipe).
+async fn forward_log(mut log: impl AsyncBufRead + Unpin, mut show: impl FnMut(&str)) {
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        match log.read_until(b'\n', &mut line).await {
+            Ok(0) | Err(_) => return,
+            Ok(_) => {
+                let text = String::from_utf8_lossy(&line);
+                let text = text.strip_suffix('\n').unwrap_or(&text);
+                show(&plumb_protocol::display::for_screen_line(text));
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn the_runners_log_is_shown_escaped_line_by_line() {
+        let log: &[u8] = b"loaded\n\x1b]0;owned\x07 \xff\nlast";
+        let mut shown = Vec::new();
+
+        forward_log(log, |line| shown.push(line.to_string())).await;
+
+        assert_eq!(
+            shown,
+            ["loaded", "<U+001B>]0;owned<U+0007> \u{fffd}", "last"]
+        );
+    }
 }

@@ -15,5 +15,7 @@ mod patch_hazards;
 mod prompt_links;
 mod repo_settings;
 mod runner_config;
+mod screen;
 mod special_files;
 pub(crate) mod support;
+mod terminal;
