@@ -13,6 +13,9 @@
 //!    bidirectional or invisible characters in file names and added lines (`hidden`),
 //! 4. skip, xfail, ignore or `.only` markers on the lines the change adds (see `markers`).
 //!
+//! [`nested_flags`] flags what the workspace kept out of the patch: a `.git` below the root or a
+//! changed top `.gitmodules` (`nested`).
+//!
 //! Every finding is a [`TamperFlag`] for a person to look at; [`TamperPolicy`] (from `plumb.toml`)
 //! says which kinds also block (`kinds`). Details never carry a raw control character: paths and
 //! link targets are shown with such characters spelled out (`<U+202E>`). Nothing here reads files
@@ -27,11 +30,13 @@ mod kinds;
 mod links;
 mod markers;
 mod modes;
+mod nested;
 
 use serde::{Deserialize, Serialize};
 
 pub use added_tests::TestsAdded;
 pub use kinds::{TamperKind, TamperPolicy};
+pub use nested::{Nested, NestedKind, nested_flags};
 
 /// How a file changed between the baseline and the current tree.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -40,11 +40,14 @@ pub enum TamperKind {
     BidiControl,
     /// Another invisible or control character in a file name or an added line.
     InvisibleCharacter,
+    /// A `.git` (a nested repository or a gitfile) below the root, or a changed top `.gitmodules`:
+    /// always kept out of the patch, flagged so a person knows the tree held one.
+    NestedRepository,
 }
 
 impl TamperKind {
     /// Every kind, in the order above.
-    pub const ALL: [TamperKind; 14] = [
+    pub const ALL: [TamperKind; 15] = [
         TamperKind::TestModified,
         TamperKind::TestDeleted,
         TamperKind::TestRenamed,
@@ -59,6 +62,7 @@ impl TamperKind {
         TamperKind::BuildFileChanged,
         TamperKind::BidiControl,
         TamperKind::InvisibleCharacter,
+        TamperKind::NestedRepository,
     ];
 
     /// The kinds that block unless the user's settings un-block them.
@@ -81,6 +85,7 @@ impl TamperKind {
             TamperKind::BuildFileChanged => "build_file_changed",
             TamperKind::BidiControl => "bidi_control",
             TamperKind::InvisibleCharacter => "invisible_character",
+            TamperKind::NestedRepository => "nested_repository",
         }
     }
 
@@ -115,6 +120,7 @@ impl TamperKind {
             TamperKind::BuildFileChanged => "leave the build file as it was",
             TamperKind::BidiControl => "remove the bidirectional control characters",
             TamperKind::InvisibleCharacter => "remove the invisible characters",
+            TamperKind::NestedRepository => "remove the nested repository or the .gitmodules",
         }
     }
 }
