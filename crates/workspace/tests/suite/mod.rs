@@ -7,6 +7,7 @@ mod copy_limits;
 mod home;
 mod patch;
 mod prepare;
+mod staging;
 
 use std::collections::BTreeMap;
 use std::fs;
