@@ -281,7 +281,7 @@ impl Git {
                 let left = deadline.saturating_duration_since(Instant::now());
                 if left.is_zero() {
                     return Err(GitFailure::Other(WorkspaceError::OutOfTime {
-                        doing: format!("about to run `git {command}`"),
+                        doing: format!("about to run git {}", subcommand(command)),
                     }));
                 }
                 (left.min(TIME_LIMIT), left < TIME_LIMIT)
@@ -326,7 +326,7 @@ impl Git {
             clear_locks(&self.git_dir);
             return Err(GitFailure::Other(if by_deadline {
                 WorkspaceError::OutOfTime {
-                    doing: format!("running `git {command}`"),
+                    doing: format!("running git {}", subcommand(command)),
                 }
             } else {
                 WorkspaceError::GitTimeout {
@@ -351,6 +351,11 @@ impl Git {
             stdout: stdout.bytes,
         })
     }
+}
+
+/// The git command's name (`diff`, `commit-tree`) without its arguments, for a sentence.
+fn subcommand(command: &str) -> &str {
+    command.split(' ').next().unwrap_or(command)
 }
 
 /// Removes the lock files a killed git may have left in `git_dir`: the index's, HEAD's, the
