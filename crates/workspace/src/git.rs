@@ -527,6 +527,42 @@ mod tests {
     }
 
     #[test]
+    fn past_the_deadline_no_git_starts_and_the_locks_a_killed_one_left_are_cleared() {
+        let tmp = tempfile::TempDir::new().unwrap();
+        let git_dir = tmp.path().join("g");
+        let mut git = Git::new(
+            git_dir.clone(),
+            tmp.path().to_path_buf(),
+            tmp.path().to_path_buf(),
+        );
+        git.init().unwrap();
+        git.set_deadline(Some(Instant::now()));
+        let late = git.run(&["version"]).err().unwrap();
+        std::fs::write(git_dir.join("index.lock"), "").unwrap();
+        std::fs::create_dir_all(git_dir.join("refs/plumb")).unwrap();
+        std::fs::write(git_dir.join("refs/plumb/attempt.lock"), "").unwrap();
+        std::fs::write(git_dir.join("refs/plumb/kept"), "").unwrap();
+
+        clear_locks(&git_dir);
+        let actual = (
+            late.to_string(),
+            late.is_budget(),
+            git_dir.join("index.lock").exists(),
+            git_dir.join("refs/plumb/attempt.lock").exists(),
+            git_dir.join("refs/plumb/kept").exists(),
+        );
+
+        let expected = (
+            "the wall-clock budget ran out while plumb was about to run git version".to_string(),
+            true,
+            false,
+            false,
+            true,
+        );
+        assert_eq!(actual, expected);
+    }
+
+    #[test]
     fn a_child_past_its_limit_is_killed_with_its_group() {
         let mut child = Command::new("sh")
             .args(["-c", "sleep 30 & sleep 30"])

@@ -20,6 +20,7 @@
 
 use std::fs;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use crate::confine;
@@ -29,6 +30,7 @@ use crate::git::Git;
 use crate::ids::{self, CommitId, sanitize_label, sanitize_ref_name};
 use crate::reader::Tree;
 use crate::run_dir::{absolute_run_dir, canonical_source, ensure_empty};
+use crate::stage::cache::StatCache;
 use crate::stage::objects::Objects;
 use crate::stage::{Before, KeptOut, Stage, StageFailure, Staged, Tracked, WorkspaceLimits};
 
@@ -86,6 +88,8 @@ pub struct Workspace {
     pub(crate) baseline: CommitId,
     base_tree: String,
     limits: WorkspaceLimits,
+    /// What staging hashed, shared by the clones of this handle.
+    cache: Arc<Mutex<StatCache>>,
 }
 
 /// One commit on the checkpoint branch, as listed by [`Workspace::history`].
@@ -141,7 +145,8 @@ impl Workspace {
         write_file(&info.join("exclude"), SHADOW_EXCLUDE)?;
         write_file(&info.join("attributes"), SHADOW_ATTRIBUTES)?;
 
-        let tree = stage_tree(&root, &git, limits.workspace, &Before::Nothing)?.tree;
+        let cache = Arc::new(Mutex::new(StatCache::default()));
+        let tree = stage_tree(&root, &git, limits.workspace, &cache, &Before::Nothing)?.tree;
         let baseline = commit_tree(&git, &tree, None, BASELINE_LABEL)?;
         let refs = format!(
             "update {BRANCH_REF} {baseline}\nupdate {BASELINE_REF} {baseline}\nupdate {SOURCE_REF} {baseline}\n"
@@ -155,6 +160,7 @@ impl Workspace {
             baseline,
             base_tree: tree,
             limits: limits.workspace,
+            cache,
         };
         Ok((workspace, copied))
     }
@@ -188,6 +194,7 @@ impl Workspace {
             baseline,
             base_tree,
             limits: WorkspaceLimits::DEFAULT,
+            cache: Arc::default(),
         })
     }
 
@@ -339,7 +346,13 @@ impl Workspace {
             .git
             .run(&["ls-tree", "-r", "-z", "--full-tree", "HEAD^{tree}"])?;
         let tracked = Tracked::parse(&listing.stdout).ok_or_else(|| unexpected("ls-tree"))?;
-        stage_tree(&self.root, &self.git, self.limits, &Before::Tree(tracked))
+        stage_tree(
+            &self.root,
+            &self.git,
+            self.limits,
+            &self.cache,
+            &Before::Tree(tracked),
+        )
     }
 
     /// Refuses ids the shadow repository does not hold (or that are not commits) as bad input.
@@ -369,6 +382,7 @@ fn stage_tree(
     root: &Path,
     git: &Git,
     limits: WorkspaceLimits,
+    cache: &Mutex<StatCache>,
     before: &Before,
 ) -> Result<Staged, WorkspaceError> {
     let objects = Objects::new(git.git_dir());
@@ -378,6 +392,7 @@ fn stage_tree(
         exclude: SHADOW_EXCLUDE,
         limits,
         deadline: git.deadline(),
+        cache,
     };
     let mut tries = 0;
     loop {

@@ -18,23 +18,26 @@
 //! The walk has two passes. The first lists the tree (names and `lstat`), counting every name it
 //! meets and the length of every file it would read: past [`WorkspaceLimits`] it stops at once,
 //! before reading any content. The second hashes the listed files into objects (`objects.rs`,
-//! through descriptors opened without following a link and without waiting) and writes the
+//! through descriptors opened without following a link and without waiting; a file whose `lstat`
+//! has not changed since it was last hashed is not read again, `cache.rs`) and writes the
 //! folders' trees, deepest first. Both look at the deadline as they go. Folders are opened from
 //! the root each time (`openat2` beneath it, no links), so no depth of tree holds descriptors.
 
+pub(crate) mod cache;
 pub(crate) mod objects;
 pub(crate) mod rules;
 
 use std::collections::HashSet;
 use std::ffi::{OsStr, OsString};
 use std::os::fd::{AsFd, OwnedFd};
-use std::os::unix::ffi::OsStrExt;
-use std::os::unix::fs::MetadataExt;
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::{Path, PathBuf};
-use std::time::Instant;
+use std::sync::{Mutex, PoisonError};
+use std::time::{Instant, SystemTime};
 
 use rustix::fs::{AtFlags, FileType, Mode, OFlags};
 
+use self::cache::{Stamp, StatCache};
 use self::objects::{ObjectError, Objects, Oid, TreeEntry, TreeMode, to_hex};
 use crate::copy::human_bytes;
 use crate::error::WorkspaceError;
@@ -178,6 +181,8 @@ pub(crate) struct Stage<'a> {
     pub(crate) exclude: &'a str,
     pub(crate) limits: WorkspaceLimits,
     pub(crate) deadline: Option<Instant>,
+    /// What earlier stagings of this copy hashed.
+    pub(crate) cache: &'a Mutex<StatCache>,
 }
 
 /// One folder of the listing.
@@ -197,10 +202,8 @@ struct Folder {
 enum Item {
     File {
         name: OsString,
-        len: u64,
         exec: bool,
-        dev: u64,
-        ino: u64,
+        stamp: Stamp,
     },
     Link {
         name: OsString,
@@ -354,10 +357,8 @@ impl Stage<'_> {
                         if let Some(folder) = folders.get_mut(index) {
                             folder.items.push(Item::File {
                                 name,
-                                len,
                                 exec: stat.st_mode & 0o100 != 0,
-                                dev: stat.st_dev,
-                                ino: stat.st_ino,
+                                stamp: Stamp::of(&stat),
                             });
                         }
                     }
@@ -419,6 +420,7 @@ impl Stage<'_> {
     /// The second pass: objects for the files, trees for the folders, deepest first (a folder is
     /// listed after its parent); returns the root's tree.
     fn hash(&self, root_fd: &OwnedFd, folders: &mut [Folder]) -> Result<Oid, StageFailure> {
+        let mut cache = self.cache.lock().unwrap_or_else(PoisonError::into_inner);
         let mut root_tree = None;
         for index in (0..folders.len()).rev() {
             self.in_time()?;
@@ -437,7 +439,7 @@ impl Stage<'_> {
                 )
                 .map_err(|_| StageFailure::Changed(shown(&rel)))?;
                 for item in items {
-                    entries.push(self.object(&dir, &rel, item)?);
+                    entries.push(self.object(&dir, &rel, item, &mut cache)?);
                 }
             }
             let Some(parent) = parent else {
@@ -464,7 +466,13 @@ impl Stage<'_> {
     }
 
     /// The object of one listed item of the folder open at `dir`.
-    fn object(&self, dir: &OwnedFd, rel: &Path, item: Item) -> Result<TreeEntry, StageFailure> {
+    fn object(
+        &self,
+        dir: &OwnedFd,
+        rel: &Path,
+        item: Item,
+        cache: &mut StatCache,
+    ) -> Result<TreeEntry, StageFailure> {
         match item {
             Item::Stored(entry) => Ok(entry),
             Item::Link { name } => {
@@ -480,14 +488,22 @@ impl Stage<'_> {
                     id,
                 })
             }
-            Item::File {
-                name,
-                len,
-                exec,
-                dev,
-                ino,
-            } => {
+            Item::File { name, exec, stamp } => {
+                let mode = if exec {
+                    TreeMode::Executable
+                } else {
+                    TreeMode::Regular
+                };
+                let path = rel.join(&name).into_os_string().into_vec();
+                if let Some(id) = cache.get(&path, &stamp) {
+                    return Ok(TreeEntry {
+                        name: name.into_vec(),
+                        mode,
+                        id,
+                    });
+                }
                 let changed = || StageFailure::Changed(shown(&rel.join(&name)));
+                let read_at = SystemTime::now();
                 let fd = rustix::fs::openat(
                     dir.as_fd(),
                     &name,
@@ -504,24 +520,23 @@ impl Stage<'_> {
                     ),
                     _ => changed(),
                 })?;
-                let mut file = std::fs::File::from(fd);
-                let meta = file.metadata().map_err(|_| changed())?;
-                if !meta.is_file() || meta.dev() != dev || meta.ino() != ino || meta.len() != len {
+                let now = rustix::fs::fstat(&fd).map_err(|_| changed())?;
+                if FileType::from_raw_mode(now.st_mode) != FileType::RegularFile
+                    || Stamp::of(&now) != stamp
+                {
                     return Err(changed());
                 }
-                let id = match self.objects.write_file(&mut file, len, self.deadline) {
+                let mut file = std::fs::File::from(fd);
+                let id = match self.objects.write_file(&mut file, stamp.len, self.deadline) {
                     Ok(id) => id,
                     Err(ObjectError::Changed) => return Err(changed()),
                     Err(ObjectError::OutOfTime) => return Err(self.out_of_time()),
                     Err(ObjectError::Io(err)) => return Err(self.store_error(err)),
                 };
+                cache.put(path, stamp, id, read_at);
                 Ok(TreeEntry {
-                    name: name.as_bytes().to_vec(),
-                    mode: if exec {
-                        TreeMode::Executable
-                    } else {
-                        TreeMode::Regular
-                    },
+                    name: name.into_vec(),
+                    mode,
                     id,
                 })
             }

@@ -291,3 +291,26 @@ fn a_rollback_succeeds_over_fifos_and_stale_locks_and_keeps_ignored_output() {
     );
     assert_eq!(actual, expected);
 }
+
+#[test]
+fn a_file_rewritten_with_its_length_and_time_kept_is_still_seen_changed() {
+    let tmp = TempDir::new().unwrap();
+    let ws = prepared(&tmp);
+    // Settled files are remembered by their `lstat` at the next staging.
+    std::thread::sleep(Duration::from_millis(2100));
+    ws.checkpoint("remembered").unwrap();
+    let path = ws.root().join("a.py");
+    let modified = fs::metadata(&path).unwrap().modified().unwrap();
+
+    // Same length, same modification time: only the change time tells.
+    fs::write(&path, "A = 7\n").unwrap();
+    fs::File::options()
+        .write(true)
+        .open(&path)
+        .unwrap()
+        .set_modified(modified)
+        .unwrap();
+    let actual = changes(&ws);
+
+    assert_eq!(actual, vec![('M', "a.py".to_string())]);
+}
