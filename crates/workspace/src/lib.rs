@@ -19,6 +19,7 @@ mod git;
 mod home;
 mod ids;
 mod reader;
+mod restore;
 mod rollback;
 mod run_dir;
 mod setup_snapshot;

@@ -1,8 +1,10 @@
 //! Writing a commit's tree out: into a check tree ([`Workspace::materialize`]), or as the copy
 //! itself ([`Workspace::rollback`]).
 //!
-//! A rollback never depends on what the copy holds: the commit is checked out into a fresh
-//! folder beside the copy (git writes there and reads nothing of the old copy), ignored build
+//! A rollback first tries to change only what differs (`restore.rs`); whenever that cannot be
+//! done (the copy cannot be staged in time, its ignore rules are not the target's, anything
+//! fails), it falls back to what never depends on what the copy holds: the commit is checked out
+//! into a fresh folder beside the copy (git writes there and reads nothing of the old copy), ignored build
 //! output is moved over from the old copy (one `rename` per ignored name, judged by the target's
 //! own `.gitignore` files, so an agent's `.gitignore` keeps nothing), the fresh folder takes the
 //! copy's place, HEAD moves, and the old copy is removed for as long as the deadline allows
@@ -44,6 +46,18 @@ impl Workspace {
         unbounded.ensure_commit(commit)?;
         clear_locks(self.git.git_dir());
         let deadline = self.deadline();
+        // Only what differs, when the copy can be staged in time and nothing in it asks for more.
+        if let Ok(staged) = self.stage()
+            && self.restore_in_place(&staged, commit, deadline).is_ok()
+        {
+            unbounded.git.run(&[
+                "update-ref",
+                "--end-of-options",
+                BRANCH_REF,
+                commit.as_str(),
+            ])?;
+            return Ok(());
+        }
         let next = self.run_dir.join(NEXT_DIR);
         // A rollback that failed before left it: set aside at once, removed while time allows.
         discard_tree(&next, deadline).map_err(|e| WorkspaceError::io("remove", &next, e))?;

@@ -103,6 +103,15 @@ pub(crate) struct Staged {
     pub(crate) tree: String,
     /// In path order.
     pub(crate) kept_out: Vec<KeptOut>,
+    /// What a rollback in place removes besides the changed files: every `.git` and every FIFO,
+    /// socket or device that is not ignored, in walk order.
+    pub(crate) strays: Vec<PathBuf>,
+    /// Folders that are not ignored and hold nothing staged, deepest first (a rollback removes
+    /// those the target lacks when they are empty).
+    pub(crate) empty_folders: Vec<PathBuf>,
+    /// A `.gitignore` that is itself ignored and untracked: rules in force that the tree does not
+    /// show (a rollback in place cannot trust its own view of what is ignored then).
+    pub(crate) hidden_rules: bool,
 }
 
 /// The tree staging starts from.
@@ -221,12 +230,19 @@ impl Stage<'_> {
             Mode::empty(),
         )
         .map_err(|err| WorkspaceError::io("open the workspace", self.root, err.into()))?;
-        let (mut folders, mut kept_out) = self.list(&root_fd, before)?;
+        let mut strays = Vec::new();
+        let mut hidden_rules = false;
+        let (mut folders, mut kept_out) =
+            self.list(&root_fd, before, &mut strays, &mut hidden_rules)?;
         kept_out.sort_by(|a, b| a.path.cmp(&b.path));
-        let tree = self.hash(&root_fd, &mut folders)?;
+        let mut empty_folders = Vec::new();
+        let tree = self.hash(&root_fd, &mut folders, &mut empty_folders)?;
         Ok(Staged {
             tree: to_hex(&tree),
             kept_out,
+            strays,
+            empty_folders,
+            hidden_rules,
         })
     }
 
@@ -235,6 +251,8 @@ impl Stage<'_> {
         &self,
         root_fd: &OwnedFd,
         before: &Before,
+        strays: &mut Vec<PathBuf>,
+        hidden_rules: &mut bool,
     ) -> Result<(Vec<Folder>, Vec<KeptOut>), StageFailure> {
         let exclude = rules::exclude(self.root, self.exclude);
         let mut folders = vec![Folder {
@@ -279,6 +297,7 @@ impl Stage<'_> {
                 let kind = FileType::from_raw_mode(stat.st_mode);
                 let child = rel.join(&name);
                 if rules::is_git_name(&name) {
+                    strays.push(child.clone());
                     kept_out.push(KeptOut {
                         path: shown(&child),
                         kind: match kind {
@@ -367,8 +386,17 @@ impl Stage<'_> {
                             folder.items.push(Item::Link { name });
                         }
                     }
+                    FileType::Fifo
+                    | FileType::Socket
+                    | FileType::CharacterDevice
+                    | FileType::BlockDevice
+                    | FileType::Unknown
+                        if !ignored =>
+                    {
+                        strays.push(child.clone());
+                    }
                     // Ignored, or a FIFO, socket or device: never content, never opened.
-                    _ => {}
+                    _ => *hidden_rules |= name == ".gitignore",
                 }
             }
             index += 1;
@@ -419,7 +447,12 @@ impl Stage<'_> {
 
     /// The second pass: objects for the files, trees for the folders, deepest first (a folder is
     /// listed after its parent); returns the root's tree.
-    fn hash(&self, root_fd: &OwnedFd, folders: &mut [Folder]) -> Result<Oid, StageFailure> {
+    fn hash(
+        &self,
+        root_fd: &OwnedFd,
+        folders: &mut [Folder],
+        empty_folders: &mut Vec<PathBuf>,
+    ) -> Result<Oid, StageFailure> {
         let mut cache = self.cache.lock().unwrap_or_else(PoisonError::into_inner);
         let mut root_tree = None;
         for index in (0..folders.len()).rev() {
@@ -430,6 +463,7 @@ impl Stage<'_> {
             let mut entries = std::mem::take(&mut folder.subtrees);
             let items = std::mem::take(&mut folder.items);
             let rel = folder.rel.clone();
+            let all_ignored = folder.all_ignored;
             let (parent, name) = (folder.parent, std::mem::take(&mut folder.name));
             if !items.is_empty() {
                 let dir = open_under(
@@ -448,6 +482,9 @@ impl Stage<'_> {
             };
             // A folder with nothing staged in it is not in the tree (git tracks no empty folder).
             if entries.is_empty() {
+                if !all_ignored {
+                    empty_folders.push(rel);
+                }
                 continue;
             }
             let id = self.write_tree(&mut entries)?;

@@ -314,3 +314,31 @@ fn a_file_rewritten_with_its_length_and_time_kept_is_still_seen_changed() {
 
     assert_eq!(actual, vec![('M', "a.py".to_string())]);
 }
+
+#[test]
+fn a_rollback_touches_only_what_differs_and_removes_every_stray() {
+    let tmp = TempDir::new().unwrap();
+    let ws = prepared(&tmp);
+    let at_baseline = listing(ws.root());
+    let inode = |rel: &str| {
+        use std::os::unix::fs::MetadataExt;
+        fs::symlink_metadata(ws.root().join(rel)).unwrap().ino()
+    };
+    let untouched = inode("pkg/d.py");
+    write(ws.root(), "a.py", "A = 5\n");
+    fs::remove_file(ws.root().join("b.py")).unwrap();
+    fs::create_dir(ws.root().join("b.py")).unwrap();
+    write(ws.root(), "b.py/inside.py", "I = 1\n");
+    fs::remove_file(ws.root().join("pkg/c.py")).unwrap();
+    std::os::unix::fs::symlink("/etc/passwd", ws.root().join("pkg/c.py")).unwrap();
+    write(ws.root(), "new/deep/file.py", "N = 1\n");
+    fs::create_dir_all(ws.root().join("empty/inner")).unwrap();
+    fifo(&ws.root().join("pkg/pipe"));
+    write(ws.root(), "sub/code.py", "S = 1\n");
+    git(&ws.root().join("sub"), &["init", "-q"]);
+
+    ws.rollback(ws.baseline()).unwrap();
+    let actual = (listing(ws.root()), inode("pkg/d.py") == untouched);
+
+    assert_eq!(actual, (at_baseline, true));
+}
