@@ -21,7 +21,7 @@ const FLAKY_KIND: &str = "flaky_baseline";
 
 /// The least time the finish has after the run's wall clock ran out: a run with a budget of N s
 /// ends within N + 30 s.
-pub const GRACE: Duration = Duration::from_secs(30);
+const GRACE: Duration = Duration::from_secs(30);
 
 /// What the rollback kept, and what the report should add about it.
 struct Kept {
