@@ -25,6 +25,16 @@ impl Ending {
         Self::new(Outcome::InfraError, err.to_string())
     }
 
+    /// A step on the workspace failed: over a budget (its limits, the wall clock) when a budget
+    /// stopped it, otherwise plumb itself failed.
+    pub(crate) fn workspace(err: plumb_workspace::WorkspaceError) -> Self {
+        if err.is_budget() {
+            Self::new(Outcome::BudgetExceeded, err.to_string())
+        } else {
+            Self::infra(err)
+        }
+    }
+
     /// The run was cancelled while `doing` (a sentence's end: "while the model was thinking").
     pub(crate) fn cancelled(doing: &str) -> Self {
         Self::new(Outcome::Cancelled, format!("the run was cancelled {doing}"))

@@ -148,18 +148,18 @@ impl Tester {
         workspace: &Workspace,
         commit: &CommitId,
         dest: &Path,
-    ) -> Result<(), String> {
+    ) -> Result<(), Ending> {
         workspace
             .materialize(commit, dest)
-            .map_err(|err| err.to_string())?;
+            .map_err(Ending::workspace)?;
         if let Some(snapshot) = &self.setup_snapshot {
             let dest = dest.canonicalize().unwrap_or_else(|_| dest.to_path_buf());
             plumb_workspace::restore_changes(snapshot, &dest, RestoreMode::MissingOnly).map_err(
                 |err| {
-                    format!(
+                    Ending::infra(format!(
                         "could not put the setup's output into the check tree {}: {err}",
                         dest.display()
-                    )
+                    ))
                 },
             )?;
         }
@@ -174,11 +174,9 @@ impl Tester {
         name: &str,
     ) -> Result<PathBuf, Ending> {
         let dest = self.check_dir(name);
-        if dest.exists() {
-            std::fs::remove_dir_all(&dest).map_err(Ending::infra)?;
-        }
-        self.materialize(workspace, workspace.baseline(), &dest)
-            .map_err(Ending::infra)?;
+        // Set aside at once, removed while the run's time allows: a test run may have filled it.
+        plumb_workspace::discard_tree(&dest, workspace.deadline()).map_err(Ending::infra)?;
+        self.materialize(workspace, workspace.baseline(), &dest)?;
         Ok(dest)
     }
 }

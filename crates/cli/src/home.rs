@@ -228,12 +228,23 @@ pub(crate) fn show(args: RunIdArgs, overrides: &[String]) -> Result<i32, Failure
             );
             Ok(0)
         }
-        Err(_) if report.outcome != Outcome::Success => Err(Failure::bad_input(format!(
-            "run {} ended {} with nothing changed, so it has no attempt to show ({})",
-            args.run_id,
-            report.outcome.as_str(),
-            report.reason
-        ))),
+        // A kept attempt whose diff could not be written: the report's reason says why.
+        Err(_) if report.outcome != Outcome::Success => {
+            Err(Failure::bad_input(match &report.attempt_ref {
+                Some(kept) => format!(
+                    "run {} ended {} and its attempt is kept as {kept} in the run's workspace, but it has no attempt.diff to show ({})",
+                    args.run_id,
+                    report.outcome.as_str(),
+                    report.reason
+                ),
+                None => format!(
+                    "run {} ended {} with no change kept, so it has no attempt to show ({})",
+                    args.run_id,
+                    report.outcome.as_str(),
+                    report.reason
+                ),
+            }))
+        }
         Err(err) => Err(Failure::infra(format!(
             "could not read {}: {err}",
             path.display()

@@ -133,6 +133,12 @@ pub struct Limits {
     pub max_file_bytes: u64,
     /// The workspace copy's files together may not be longer than this; a longer tree is refused.
     pub max_copy_bytes: u64,
+    /// After every command, the workspace may hold at most this many names (files, folders,
+    /// links; ignored build output one name per ignored folder or file): past it the run ends.
+    pub max_workspace_files: u64,
+    /// After every command, the lengths of the workspace's files (ignored build output not
+    /// counted) may add up to at most this: past it the run ends, before any is read.
+    pub max_workspace_bytes: u64,
 }
 
 impl Default for Limits {
@@ -155,6 +161,9 @@ impl Default for Limits {
             // 50 MiB a file, 2 GiB in all: see `plumb_workspace::CopyLimits`.
             max_file_bytes: 50 << 20,
             max_copy_bytes: 2 << 30,
+            // Half a million names, 4 GiB: see `plumb_workspace::WorkspaceLimits`.
+            max_workspace_files: 500_000,
+            max_workspace_bytes: 4 << 30,
         }
     }
 }

@@ -86,6 +86,8 @@ pub(crate) const RULES: &[(&str, Rule)] = &[
     ("limits.repo_map_chars", Rule::AtMost),
     ("limits.max_file_bytes", Rule::AtMost),
     ("limits.max_copy_bytes", Rule::AtMost),
+    ("limits.max_workspace_files", Rule::AtMost),
+    ("limits.max_workspace_bytes", Rule::AtMost),
     (
         "runs.keep",
         Rule::Forbidden("only your own settings can say how many of your past runs are kept"),

@@ -15,6 +15,9 @@
 //! 4. skip, xfail, ignore or `.only` markers on the lines the change adds (see `markers`), and
 //!    `pytest_plugins` on the lines added to a Python test file (`plugins`).
 //!
+//! [`nested_flags`] flags what the workspace kept out of the patch: a `.git` below the root or a
+//! changed top `.gitmodules` (`nested`).
+//!
 //! Every finding is a [`TamperFlag`] for a person to look at; [`TamperPolicy`] (from `plumb.toml`)
 //! says which kinds also block (`kinds`). Details never carry a raw control character: paths and
 //! link targets are shown with such characters spelled out (`<U+202E>`). Nothing here reads files
@@ -30,6 +33,7 @@ mod kinds;
 mod links;
 mod markers;
 mod modes;
+mod nested;
 mod plugins;
 pub mod setup_files;
 
@@ -37,6 +41,7 @@ use serde::{Deserialize, Serialize};
 
 pub use added_tests::TestsAdded;
 pub use kinds::{TamperKind, TamperPolicy};
+pub use nested::{Nested, NestedKind, nested_flags};
 pub use setup_files::{TestSetupFiles, is_runner_config};
 
 /// How a file changed between the baseline and the current tree.

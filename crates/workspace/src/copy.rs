@@ -30,6 +30,7 @@ use std::path::Path;
 use ignore::WalkBuilder;
 
 use crate::error::WorkspaceError;
+use crate::stage::WorkspaceLimits;
 
 /// Gitignore-style file naming what the copy leaves out besides `.gitignore`d files.
 pub const PLUMBIGNORE: &str = ".plumbignore";
@@ -41,6 +42,9 @@ pub struct CopyLimits {
     pub max_file_bytes: u64,
     /// The copied files together may not be longer than this (`limits.max_copy_bytes`).
     pub max_total_bytes: u64,
+    /// What the copy may hold whenever it is staged, the first time included
+    /// (`limits.max_workspace_files`, `limits.max_workspace_bytes`).
+    pub workspace: WorkspaceLimits,
 }
 
 impl Default for CopyLimits {
@@ -50,6 +54,7 @@ impl Default for CopyLimits {
         Self {
             max_file_bytes: 50 << 20,
             max_total_bytes: 2 << 30,
+            workspace: WorkspaceLimits::DEFAULT,
         }
     }
 }

@@ -3,7 +3,8 @@
 //! [`WorkspaceError`] is what a person (or the front end speaking for them) is told: each message names the
 //! input and what to change, and [`WorkspaceError::is_infra`] separates infrastructure failures (git missing or
 //! failing, the run directory unwritable: exit code 3) from bad input (exit code 2) and from refusals of the
-//! agent's work (a binary change, a patch too large to show).
+//! agent's work (a binary change, a patch too large to show); [`WorkspaceError::is_budget`] names the
+//! refusals a budget made (the workspace's limits, the wall clock).
 //!
 //! [`ConfineError`] is what a model is told when a path it gave is refused; its messages are sentences a model
 //! can act on and never echo anything about the machine outside the workspace.
@@ -124,6 +125,33 @@ pub enum WorkspaceError {
     #[error("`git {command}` printed something unexpected: {detail}")]
     GitOutput { command: String, detail: String },
 
+    /// The workspace holds more names than `limits.max_workspace_files`.
+    #[error(
+        "the workspace holds more than limits.max_workspace_files ({limit}) files and folders (ignored \
+         build output counts one name per ignored folder); plumb stopped before reading any of it. \
+         Remove what filled it, or raise limits.max_workspace_files in your own settings"
+    )]
+    TooManyFiles { limit: u64 },
+
+    /// The workspace's files are longer than `limits.max_workspace_bytes` together.
+    #[error(
+        "the workspace's files are longer than limits.max_workspace_bytes ({limit}) together (ignored \
+         build output not counted); plumb stopped before reading any of them. Remove what filled \
+         it, or raise limits.max_workspace_bytes in your own settings"
+    )]
+    TooManyBytes { limit: String },
+
+    /// A file kept changing while it was staged (a process still writing in the copy).
+    #[error(
+        "{path} in the workspace changed while plumb was reading it, twice; a process the agent \
+         started is still writing there"
+    )]
+    ChangedWhileStaged { path: String },
+
+    /// The run's deadline passed during a step on the host.
+    #[error("the wall-clock budget ran out while plumb was {doing}")]
+    OutOfTime { doing: String },
+
     /// A file-system operation on the run directory failed.
     #[error("could not {action} {} ({source})", path.display())]
     Io {
@@ -143,6 +171,7 @@ impl WorkspaceError {
             | WorkspaceError::Git { .. }
             | WorkspaceError::GitTimeout { .. }
             | WorkspaceError::GitOutput { .. }
+            | WorkspaceError::ChangedWhileStaged { .. }
             | WorkspaceError::Io { .. } => true,
             WorkspaceError::SourceMissing { .. }
             | WorkspaceError::SourceNotDirectory { .. }
@@ -155,8 +184,22 @@ impl WorkspaceError {
             | WorkspaceError::UnknownCommit { .. }
             | WorkspaceError::BinaryChange { .. }
             | WorkspaceError::NotUtf8 { .. }
-            | WorkspaceError::PatchTooLarge { .. } => false,
+            | WorkspaceError::PatchTooLarge { .. }
+            | WorkspaceError::TooManyFiles { .. }
+            | WorkspaceError::TooManyBytes { .. }
+            | WorkspaceError::OutOfTime { .. } => false,
         }
+    }
+
+    /// True when a budget stopped the step (the workspace's limits or the wall clock): the run
+    /// ends as over budget, never as an infrastructure failure.
+    pub fn is_budget(&self) -> bool {
+        matches!(
+            self,
+            WorkspaceError::TooManyFiles { .. }
+                | WorkspaceError::TooManyBytes { .. }
+                | WorkspaceError::OutOfTime { .. }
+        )
     }
 
     pub(crate) fn io(action: &'static str, path: impl Into<PathBuf>, source: io::Error) -> Self {

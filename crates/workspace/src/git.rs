@@ -9,8 +9,13 @@
 //! - [`SAFETY_CONFIG`] switches off everything that could make git run a program or rewrite content (hooks,
 //!   fsmonitor, gpg, auto-gc, line-ending conversion).
 //! - Arguments are separate strings built by this crate from validated values; no shell is involved.
-//! - Each child runs in its own process group with a time limit; on timeout the whole group is killed.
+//! - Each child runs in its own process group with a time limit (the sooner of [`TIME_LIMIT`] and
+//!   the run's deadline, when it has one); on timeout the whole group is killed, and any lock file
+//!   it left in the shadow dir removed (only plumb's git, one call at a time, works there).
 //!   Output is read on two threads and capped.
+//! - Git never reads the copy: staging is plumb's own walk (`stage/`), diffs are between trees, and
+//!   a rollback checks out into a fresh folder. The work tree argument only matters to
+//!   `checkout-index`, which writes into a new, empty folder.
 
 use std::ffi::{OsStr, OsString};
 use std::io::{self, Read, Write};
@@ -41,6 +46,11 @@ const SAFETY_CONFIG: &[&str] = &[
     "maintenance.auto=false",
     "advice.detachedHead=false",
     "init.defaultBranch=plumb",
+    // Submodules never: no gitlink is ever staged, and no `.gitmodules` is ever read as config.
+    "submodule.recurse=false",
+    "diff.ignoreSubmodules=all",
+    "status.submoduleSummary=false",
+    "fetch.recurseSubmodules=false",
 ];
 
 /// The fixed identity and date of every shadow commit; replay relies on the baseline being reproducible.
@@ -67,6 +77,8 @@ pub(crate) struct Git {
     work_tree: PathBuf,
     home: PathBuf,
     path_env: OsString,
+    /// No call runs past this (the run's wall-clock deadline, or the finish's grace after it).
+    deadline: Option<Instant>,
 }
 
 /// What a successful call printed.
@@ -117,7 +129,17 @@ impl Git {
             work_tree,
             home,
             path_env,
+            deadline: None,
         }
+    }
+
+    /// Calls from now on end by `deadline` (`None`: only [`TIME_LIMIT`] bounds them).
+    pub(crate) fn set_deadline(&mut self, deadline: Option<Instant>) {
+        self.deadline = deadline;
+    }
+
+    pub(crate) fn deadline(&self) -> Option<Instant> {
+        self.deadline
     }
 
     pub(crate) fn git_dir(&self) -> &Path {
@@ -133,6 +155,8 @@ impl Git {
             "--bare",
             "--template=",
             "--initial-branch=plumb",
+            // plumb writes the objects itself (`stage/objects.rs`), in SHA-1's format.
+            "--object-format=sha1",
         ]);
         // The shadow dir is absolute (prepare canonicalises the run directory), so it cannot read as an option.
         cmd.arg(&self.git_dir);
@@ -252,6 +276,18 @@ impl Git {
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .process_group(0);
+        let (limit, by_deadline) = match self.deadline {
+            Some(deadline) => {
+                let left = deadline.saturating_duration_since(Instant::now());
+                if left.is_zero() {
+                    return Err(GitFailure::Other(WorkspaceError::OutOfTime {
+                        doing: format!("about to run git {}", subcommand(command)),
+                    }));
+                }
+                (left.min(TIME_LIMIT), left < TIME_LIMIT)
+            }
+            None => (TIME_LIMIT, false),
+        };
         // A killed plumb must not leave git running on (issue 20).
         plumb_sandbox::die_with_parent(&mut cmd);
         let mut child = cmd.spawn().map_err(|source| {
@@ -276,7 +312,7 @@ impl Git {
             .take()
             .map(|pipe| thread::spawn(move || read_capped(pipe, MAX_STDERR)));
 
-        let status = wait_with_limit(&mut child, TIME_LIMIT).map_err(|source| {
+        let status = wait_with_limit(&mut child, limit).map_err(|source| {
             GitFailure::Other(WorkspaceError::io(
                 "wait for git in",
                 self.work_tree.clone(),
@@ -287,9 +323,16 @@ impl Git {
         let stderr = join_reader(stderr, command)?;
 
         let Some(status) = status else {
-            return Err(GitFailure::Other(WorkspaceError::GitTimeout {
-                command: command.to_owned(),
-                seconds: TIME_LIMIT.as_secs(),
+            clear_locks(&self.git_dir);
+            return Err(GitFailure::Other(if by_deadline {
+                WorkspaceError::OutOfTime {
+                    doing: format!("running git {}", subcommand(command)),
+                }
+            } else {
+                WorkspaceError::GitTimeout {
+                    command: command.to_owned(),
+                    seconds: TIME_LIMIT.as_secs(),
+                }
             }));
         };
         if !status.success() {
@@ -307,6 +350,42 @@ impl Git {
         Ok(GitOutput {
             stdout: stdout.bytes,
         })
+    }
+}
+
+/// The git command's name (`diff`, `commit-tree`) without its arguments, for a sentence.
+fn subcommand(command: &str) -> &str {
+    command.split(' ').next().unwrap_or(command)
+}
+
+/// Removes the lock files a killed git may have left in `git_dir`: the index's, HEAD's, the
+/// packed refs', the config's and every ref's. Only plumb's own git works in the shadow dir, one
+/// call at a time, so a lock there with no call running is stale by construction.
+pub(crate) fn clear_locks(git_dir: &Path) {
+    for name in [
+        "index.lock",
+        "HEAD.lock",
+        "packed-refs.lock",
+        "config.lock",
+        "shallow.lock",
+    ] {
+        let _ = std::fs::remove_file(git_dir.join(name));
+    }
+    let mut folders = vec![git_dir.join("refs")];
+    while let Some(folder) = folders.pop() {
+        let Ok(entries) = std::fs::read_dir(&folder) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let Ok(kind) = entry.file_type() else {
+                continue;
+            };
+            if kind.is_dir() {
+                folders.push(entry.path());
+            } else if entry.file_name().as_encoded_bytes().ends_with(b".lock") {
+                let _ = std::fs::remove_file(entry.path());
+            }
+        }
     }
 }
 
@@ -445,6 +524,42 @@ mod tests {
         let actual = out.text("var").unwrap().to_owned();
 
         assert_eq!(actual, "plumb <plumb@localhost> 0 +0000");
+    }
+
+    #[test]
+    fn past_the_deadline_no_git_starts_and_the_locks_a_killed_one_left_are_cleared() {
+        let tmp = tempfile::TempDir::new().unwrap();
+        let git_dir = tmp.path().join("g");
+        let mut git = Git::new(
+            git_dir.clone(),
+            tmp.path().to_path_buf(),
+            tmp.path().to_path_buf(),
+        );
+        git.init().unwrap();
+        git.set_deadline(Some(Instant::now()));
+        let late = git.run(&["version"]).err().unwrap();
+        std::fs::write(git_dir.join("index.lock"), "").unwrap();
+        std::fs::create_dir_all(git_dir.join("refs/plumb")).unwrap();
+        std::fs::write(git_dir.join("refs/plumb/attempt.lock"), "").unwrap();
+        std::fs::write(git_dir.join("refs/plumb/kept"), "").unwrap();
+
+        clear_locks(&git_dir);
+        let actual = (
+            late.to_string(),
+            late.is_budget(),
+            git_dir.join("index.lock").exists(),
+            git_dir.join("refs/plumb/attempt.lock").exists(),
+            git_dir.join("refs/plumb/kept").exists(),
+        );
+
+        let expected = (
+            "the wall-clock budget ran out while plumb was about to run git version".to_string(),
+            true,
+            false,
+            false,
+            true,
+        );
+        assert_eq!(actual, expected);
     }
 
     #[test]

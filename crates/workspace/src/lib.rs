@@ -5,24 +5,32 @@
 //! The user's repository is only read (a walk of its files) while a run goes; the one place that writes to it
 //! is `home/`, after a person approved the exact diff (`plumb fix`'s question, `plumb apply --sha`). All git calls go to the shadow dir with an isolated environment (see `git.rs`), except
 //! `source_tree.rs`, which reads a task repository's objects (never its working tree, index or refs) to
-//! write one commit's tree for `plumb eval`.
+//! write one commit's tree for `plumb eval`. Git never reads the copy: `stage/` turns it into trees
+//! with plumb's own walk, `diffs.rs` compares trees, `rollback.rs` checks out into fresh folders, and
+//! `discard.rs` removes what a command filled within the run's time.
 
 mod confine;
 mod copy;
 mod diff;
+mod diffs;
+mod discard;
 mod error;
 mod git;
 mod home;
 mod ids;
 mod reader;
+mod restore;
+mod rollback;
 mod run_dir;
 mod setup_snapshot;
 mod source_tree;
+mod stage;
 mod workspace;
 
 pub use confine::{MAX_LINKS, is_hidden_char};
 pub use copy::{CopyLimits, CopyReport, PLUMBIGNORE, SkippedFile};
 pub use diff::{ChangeKind, ChangedFile, Entry, EntryMode, ObjectId, Patch, sha256_hex};
+pub use discard::{DISCARDED_PREFIX, discard_tree};
 pub use error::{ConfineError, WorkspaceError};
 pub use home::{
     APPLIED_FILE, Applied, Blob, BranchCommit, BranchNameError, CHANGE_FILE, ChangeRecord,
@@ -38,6 +46,7 @@ pub use setup_snapshot::{
     RestoreMode, Restored, Stamps, has_snapshot, restore_changes, save_changes,
 };
 pub use source_tree::{SourceTreeError, export_commit, unpack_archive};
+pub use stage::{KeptOut, KeptOutKind, WorkspaceLimits};
 pub use workspace::{
     BASELINE_REF, Checkpoint, HOME_DIR, SHADOW_DIR, SOURCE_REF, WORK_DIR, Workspace,
 };

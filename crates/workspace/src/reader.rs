@@ -275,6 +275,15 @@ impl Tree {
 fn open_beneath(root: &OwnedFd, rel: &Path) -> io::Result<OwnedFd> {
     let flags =
         OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::NOCTTY | OFlags::CLOEXEC;
+    open_under(root, rel, flags)
+}
+
+/// Opens `rel` (plain names only; empty for `root` itself) under `root` with `flags`, following
+/// no link anywhere on the way: what a walk of an untrusted tree opens its folders with.
+pub(crate) fn open_under(root: &OwnedFd, rel: &Path, flags: OFlags) -> io::Result<OwnedFd> {
+    if rel.as_os_str().is_empty() {
+        return Ok(rustix::fs::openat(root, ".", flags, Mode::empty())?);
+    }
     let resolve = ResolveFlags::BENEATH | ResolveFlags::NO_SYMLINKS | ResolveFlags::NO_MAGICLINKS;
     match rustix::fs::openat2(root, rel, flags, Mode::empty(), resolve) {
         Ok(fd) => Ok(fd),

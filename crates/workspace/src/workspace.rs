@@ -8,24 +8,31 @@
 //!
 //! `prepare` steps, in order: check the source and the run directory (before writing anything), create the
 //! run directory, copy the tree, `git init` the shadow dir, write its `info/exclude` and `info/attributes`,
-//! stage everything, write the tree, commit it with a fixed identity and date, and point `refs/heads/plumb`
-//! (HEAD) and the internal baseline ref at it.
+//! stage everything (plumb's own walk, `stage/`), commit the tree with a fixed identity and date, and point
+//! `refs/heads/plumb` (HEAD) and the internal baseline ref at it.
 //!
 //! Refs: HEAD is `refs/heads/plumb` and moves with checkpoints and rollbacks; the baseline lives at
 //! [`BASELINE_REF`], outside `refs/plumb/`, so [`Workspace::keep_ref`] can never move it.
+//!
+//! Git never reads the copy (see `git.rs`), and every step on it is bounded: staging by
+//! [`WorkspaceLimits`] and the deadline ([`Workspace::set_deadline`]), each git call by the deadline.
+//! The diffs are in `diffs.rs`, the rollback and check trees in `rollback.rs`.
 
 use std::fs;
-use std::io;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
 
 use crate::confine;
 use crate::copy::{CopyLimits, CopyReport, copy_tree};
-use crate::diff::{self, ChangedFile, Entry, EntryMode, Patch};
 use crate::error::{ConfineError, WorkspaceError};
-use crate::git::{Git, GitFailure, MAX_STDOUT};
+use crate::git::Git;
 use crate::ids::{self, CommitId, sanitize_label, sanitize_ref_name};
 use crate::reader::Tree;
 use crate::run_dir::{absolute_run_dir, canonical_source, ensure_empty};
+use crate::stage::cache::StatCache;
+use crate::stage::objects::Objects;
+use crate::stage::{Before, KeptOut, Stage, StageFailure, Staged, Tracked, WorkspaceLimits};
 
 /// Folder of the copy inside the run directory.
 pub const WORK_DIR: &str = "work";
@@ -38,11 +45,11 @@ pub const BASELINE_REF: &str = "refs/plumb-internal/baseline";
 /// The ref holding the tree as copied from the source, before any setup phase moved the baseline.
 pub const SOURCE_REF: &str = "refs/plumb-internal/source";
 /// The branch HEAD points at.
-const BRANCH_REF: &str = "refs/heads/plumb";
+pub(crate) const BRANCH_REF: &str = "refs/heads/plumb";
 /// Namespace of [`Workspace::keep_ref`].
-const KEPT_PREFIX: &str = "refs/plumb/";
+pub(crate) const KEPT_PREFIX: &str = "refs/plumb/";
 /// `name` as [`Workspace::keep_ref`] would have written it (the prefix, then a sanitised name).
-fn sanitize_kept(name: &str) -> String {
+pub(crate) fn sanitize_kept(name: &str) -> String {
     name.strip_prefix(KEPT_PREFIX)
         .map(|rest| format!("{KEPT_PREFIX}{}", sanitize_ref_name(rest)))
         .unwrap_or_default()
@@ -52,7 +59,7 @@ fn sanitize_kept(name: &str) -> String {
 const BASELINE_LABEL: &str = "baseline";
 
 /// Build output that test runs leave behind; excluded in the shadow git so it never pollutes the patch.
-const SHADOW_EXCLUDE: &str = "\
+pub(crate) const SHADOW_EXCLUDE: &str = "\
 # written by plumb: build and test output never belongs in a patch
 __pycache__/
 *.pyc
@@ -75,11 +82,14 @@ const SHADOW_ATTRIBUTES: &str = "\
 /// two handles on the same run directory see the same state.
 #[derive(Debug, Clone)]
 pub struct Workspace {
-    run_dir: PathBuf,
-    root: PathBuf,
-    git: Git,
-    baseline: CommitId,
+    pub(crate) run_dir: PathBuf,
+    pub(crate) root: PathBuf,
+    pub(crate) git: Git,
+    pub(crate) baseline: CommitId,
     base_tree: String,
+    limits: WorkspaceLimits,
+    /// What staging hashed, shared by the clones of this handle.
+    cache: Arc<Mutex<StatCache>>,
 }
 
 /// One commit on the checkpoint branch, as listed by [`Workspace::history`].
@@ -131,11 +141,12 @@ impl Workspace {
         git.init()?;
         let info = git_dir.join("info");
         fs::create_dir_all(&info).map_err(|e| WorkspaceError::io("create the folder", &info, e))?;
+        // Kept for a person running git by hand on the shadow dir; staging applies the same list.
         write_file(&info.join("exclude"), SHADOW_EXCLUDE)?;
         write_file(&info.join("attributes"), SHADOW_ATTRIBUTES)?;
 
-        git.run(&["add", "--all"])?;
-        let tree = write_tree(&git)?;
+        let cache = Arc::new(Mutex::new(StatCache::default()));
+        let tree = stage_tree(&root, &git, limits.workspace, &cache, &Before::Nothing)?.tree;
         let baseline = commit_tree(&git, &tree, None, BASELINE_LABEL)?;
         let refs = format!(
             "update {BRANCH_REF} {baseline}\nupdate {BASELINE_REF} {baseline}\nupdate {SOURCE_REF} {baseline}\n"
@@ -148,6 +159,8 @@ impl Workspace {
             git,
             baseline,
             base_tree: tree,
+            limits: limits.workspace,
+            cache,
         };
         Ok((workspace, copied))
     }
@@ -180,7 +193,25 @@ impl Workspace {
             git,
             baseline,
             base_tree,
+            limits: WorkspaceLimits::DEFAULT,
+            cache: Arc::default(),
         })
+    }
+
+    /// Every step on the copy from now on ends by `deadline` (the run's wall clock; the finish
+    /// moves it by its grace), or says it ran out of time. `None`: no deadline.
+    pub fn set_deadline(&mut self, deadline: Option<Instant>) {
+        self.git.set_deadline(deadline);
+    }
+
+    /// The deadline steps on the copy end by.
+    pub fn deadline(&self) -> Option<Instant> {
+        self.git.deadline()
+    }
+
+    /// How much the copy may hold when it is staged.
+    pub fn set_limits(&mut self, limits: WorkspaceLimits) {
+        self.limits = limits;
     }
 
     /// Canonical path of the copy (the folder the agent works in).
@@ -213,8 +244,7 @@ impl Workspace {
     /// When the tree equals HEAD's tree, no commit is made and HEAD is returned, so repeated checkpoints of an
     /// unchanged copy are free and give the same id.
     pub fn checkpoint(&self, label: &str) -> Result<CommitId, WorkspaceError> {
-        self.git.run(&["add", "--all"])?;
-        let tree = write_tree(&self.git)?;
+        let tree = self.stage()?.tree;
         let out = self
             .git
             .run(&["rev-parse", "HEAD^{commit}", "HEAD^{tree}"])?;
@@ -253,57 +283,10 @@ impl Workspace {
         Ok(commit)
     }
 
-    /// Writes the tree of `commit` into `dest` (a new or empty folder outside the copy), leaving the
-    /// copy, HEAD and the shadow index alone. The check ladder uses it to run the new tests against
-    /// the baseline source.
-    pub fn materialize(&self, commit: &CommitId, dest: &Path) -> Result<(), WorkspaceError> {
-        self.ensure_commit(commit)?;
-        ensure_empty(dest)?;
-        fs::create_dir_all(dest).map_err(|e| WorkspaceError::io("create the folder", dest, e))?;
-        let dest = dest
-            .canonicalize()
-            .map_err(|e| WorkspaceError::io("resolve the folder", dest, e))?;
-        if dest.starts_with(&self.root) {
-            return Err(WorkspaceError::RunDirInsideSource {
-                run_dir: dest,
-                source_dir: self.root.clone(),
-            });
-        }
-        let index = self
-            .run_dir
-            .join(format!("materialize-{}.index", std::process::id()));
-        let git = self.git.with_work_tree(dest);
-        let result = git
-            .run_with_index(&["read-tree", "--end-of-options", commit.as_str()], &index)
-            .and_then(|_| git.run_with_index(&["checkout-index", "--all", "--force"], &index));
-        let _ = fs::remove_file(&index);
-        result.map(|_| ())
-    }
-
     /// The commit HEAD points at: the latest checkpoint, or the target of the latest rollback.
     pub fn head(&self) -> Result<CommitId, WorkspaceError> {
         let out = self.git.run(&["rev-parse", "--verify", "HEAD^{commit}"])?;
         parse_commit(out.text("rev-parse")?, "rev-parse")
-    }
-
-    /// Resets the copy to `commit` exactly and moves HEAD there: tracked content is restored, files git
-    /// does not track and does not ignore are removed (nested repositories and a `.git` at the top of the
-    /// copy included); ignored build output (e.g. `__pycache__/`) stays. Commits after `commit` become
-    /// unreachable unless [`Workspace::keep_ref`] kept them.
-    pub fn rollback(&self, commit: &CommitId) -> Result<(), WorkspaceError> {
-        self.ensure_commit(commit)?;
-        self.git
-            .run(&["reset", "--quiet", "--hard", commit.as_str(), "--"])?;
-        self.git
-            .run(&["clean", "-f", "-f", "-d", "--quiet", "--"])?;
-        let top_git = self.root.join(".git");
-        match fs::symlink_metadata(&top_git) {
-            Ok(meta) if meta.is_dir() => fs::remove_dir_all(&top_git),
-            Ok(_) => fs::remove_file(&top_git),
-            Err(err) if err.kind() == io::ErrorKind::NotFound => Ok(()),
-            Err(err) => Err(err),
-        }
-        .map_err(|e| WorkspaceError::io("remove", &top_git, e))
     }
 
     /// Points `refs/plumb/<name>` at `commit` (`name` sanitised by [`sanitize_ref_name`]) and returns the
@@ -314,165 +297,6 @@ impl Workspace {
         self.git
             .run(&["update-ref", "--end-of-options", &full, commit.as_str()])?;
         Ok(full)
-    }
-
-    /// The diff from the baseline to the copy as it is now, new, deleted and renamed files included; the
-    /// same content always gives the same bytes (full index lines, fixed config). Binary changes are refused
-    /// with [`WorkspaceError::BinaryChange`]; an empty copy-equals-baseline diff is an empty patch.
-    pub fn patch(&self) -> Result<Patch, WorkspaceError> {
-        self.stage()?;
-        let base = self.baseline.as_str();
-        let out = self.git.run(&[
-            "diff",
-            "--cached",
-            "-M",
-            "--numstat",
-            "-z",
-            "--no-ext-diff",
-            "--no-textconv",
-            base,
-            "--",
-        ])?;
-        let binary = diff::binary_paths(&out.stdout).ok_or_else(|| unexpected("diff --numstat"))?;
-        if !binary.is_empty() {
-            return Err(WorkspaceError::BinaryChange { paths: binary });
-        }
-        let files = self.raw_listing()?;
-        let out = self
-            .git
-            .run_capped(&[
-                "diff",
-                "--cached",
-                "-M",
-                "--no-color",
-                "--no-ext-diff",
-                "--no-textconv",
-                "--full-index",
-                base,
-                "--",
-            ])
-            .map_err(|failure| match failure {
-                GitFailure::TooLarge { .. } => WorkspaceError::PatchTooLarge {
-                    limit_bytes: MAX_STDOUT,
-                },
-                GitFailure::Other(err) => err,
-            })?;
-        let text = String::from_utf8(out.stdout).map_err(|err| WorkspaceError::NotUtf8 {
-            paths: diff::non_utf8_files(err.as_bytes()),
-        })?;
-        Ok(Patch::new(text, files))
-    }
-
-    /// The diff from the baseline to the commit a kept ref (`refs/plumb/…`, see
-    /// [`Workspace::keep_ref`]) points at: a failed attempt's change, for scoring it after the
-    /// rollback. Binary changes show as git's one-line notice.
-    pub fn kept_diff(&self, kept_ref: &str) -> Result<String, WorkspaceError> {
-        if !kept_ref.starts_with(KEPT_PREFIX) || kept_ref != sanitize_kept(kept_ref) {
-            return Err(unexpected("kept ref name"));
-        }
-        let out = self
-            .git
-            .run_capped(&[
-                "diff",
-                "-M",
-                "--no-color",
-                "--no-ext-diff",
-                "--no-textconv",
-                "--full-index",
-                self.baseline.as_str(),
-                kept_ref,
-                "--",
-            ])
-            .map_err(|failure| match failure {
-                GitFailure::TooLarge { .. } => WorkspaceError::PatchTooLarge {
-                    limit_bytes: MAX_STDOUT,
-                },
-                GitFailure::Other(err) => err,
-            })?;
-        String::from_utf8(out.stdout).map_err(|err| WorkspaceError::NotUtf8 {
-            paths: diff::non_utf8_files(err.as_bytes()),
-        })
-    }
-
-    /// The files changed since the baseline (added, modified, deleted, renamed), from the same staging as
-    /// [`Workspace::patch`].
-    pub fn changed_files(&self) -> Result<Vec<ChangedFile>, WorkspaceError> {
-        self.stage()?;
-        self.raw_listing()
-    }
-
-    /// The text of `rel` (a workspace-relative path as `changed_files` gives it) in the baseline, or
-    /// `None` when the baseline has no such file or it is not UTF-8 text.
-    pub fn baseline_text(&self, rel: &str) -> Result<Option<String>, WorkspaceError> {
-        self.text_at(&self.baseline, rel)
-    }
-
-    /// Every path in the baseline's tree (relative, `/`-separated; a name that is not UTF-8 with
-    /// its bytes replaced), for the checks that look for files by name.
-    pub fn baseline_paths(&self) -> Result<Vec<String>, WorkspaceError> {
-        let out = self.git.run(&[
-            "ls-tree",
-            "-r",
-            "-z",
-            "--name-only",
-            "--full-tree",
-            self.baseline.as_str(),
-        ])?;
-        Ok(out
-            .stdout
-            .split(|byte| *byte == 0)
-            .filter(|name| !name.is_empty())
-            .map(|name| String::from_utf8_lossy(name).into_owned())
-            .collect())
-    }
-
-    /// The text of `rel` in the checkpoint `commit`, or `None` when it has no such file or it is not
-    /// UTF-8 text.
-    pub fn text_at(&self, commit: &CommitId, rel: &str) -> Result<Option<String>, WorkspaceError> {
-        let listed = self.git.run(&[
-            "ls-tree",
-            "-z",
-            "--full-name",
-            "--object-only",
-            commit.as_str(),
-            "--",
-            rel,
-        ])?;
-        let blob = String::from_utf8_lossy(&listed.stdout)
-            .trim_end_matches('\0')
-            .to_owned();
-        if blob.is_empty() {
-            return Ok(None);
-        }
-        let blob = parse_commit(&blob, "ls-tree")?;
-        let out = self.git.run(&["cat-file", "blob", blob.as_str()])?;
-        Ok(String::from_utf8(out.stdout).ok())
-    }
-
-    /// The content of one side of a changed file as the shadow git stores it, or `None` when it is not
-    /// UTF-8 text, is a gitlink (another repository's commit), or is larger than one git call may print.
-    /// For a link it is the target, always (bytes that are not UTF-8 replaced, which keeps every `/` and
-    /// `.`). This is what the patch carries, never the file in the copy.
-    pub fn blob_text(&self, entry: &Entry) -> Result<Option<String>, WorkspaceError> {
-        if entry.mode == EntryMode::Gitlink {
-            return Ok(None);
-        }
-        match self
-            .git
-            .run_capped(&["cat-file", "blob", entry.id.as_str()])
-        {
-            Ok(out) if entry.mode == EntryMode::Symlink => {
-                Ok(Some(String::from_utf8_lossy(&out.stdout).into_owned()))
-            }
-            Ok(out) => Ok(String::from_utf8(out.stdout).ok()),
-            Err(GitFailure::TooLarge { .. }) => Ok(None),
-            Err(GitFailure::Other(err)) => Err(err),
-        }
-    }
-
-    /// The bytes of a blob the shadow git stores (a file's content, a link's target).
-    pub(crate) fn blob_bytes(&self, id: &crate::ObjectId) -> Result<Vec<u8>, WorkspaceError> {
-        Ok(self.git.run(&["cat-file", "blob", id.as_str()])?.stdout)
     }
 
     /// The checkpoints from HEAD back to the baseline, newest first.
@@ -510,27 +334,29 @@ impl Workspace {
         Tree::from_canonical(self.root.clone())
     }
 
-    fn stage(&self) -> Result<(), WorkspaceError> {
-        self.git.run(&["add", "--all"]).map(drop)
+    /// What staging left out of the copy's state now: every `.git` below the root and a changed
+    /// top `.gitmodules` (see `stage/`), in path order.
+    pub fn kept_out(&self) -> Result<Vec<KeptOut>, WorkspaceError> {
+        Ok(self.stage()?.kept_out)
     }
 
-    fn raw_listing(&self) -> Result<Vec<ChangedFile>, WorkspaceError> {
-        let out = self.git.run(&[
-            "diff",
-            "--cached",
-            "-M",
-            "--raw",
-            "--no-abbrev",
-            "-z",
-            "--no-ext-diff",
-            self.baseline.as_str(),
-            "--",
-        ])?;
-        diff::parse_raw(&out.stdout).ok_or_else(|| unexpected("diff --raw"))
+    /// The copy as it is now, staged as a tree from HEAD's.
+    pub(crate) fn stage(&self) -> Result<Staged, WorkspaceError> {
+        let listing = self
+            .git
+            .run(&["ls-tree", "-r", "-z", "--full-tree", "HEAD^{tree}"])?;
+        let tracked = Tracked::parse(&listing.stdout).ok_or_else(|| unexpected("ls-tree"))?;
+        stage_tree(
+            &self.root,
+            &self.git,
+            self.limits,
+            &self.cache,
+            &Before::Tree(tracked),
+        )
     }
 
     /// Refuses ids the shadow repository does not hold (or that are not commits) as bad input.
-    fn ensure_commit(&self, commit: &CommitId) -> Result<(), WorkspaceError> {
+    pub(crate) fn ensure_commit(&self, commit: &CommitId) -> Result<(), WorkspaceError> {
         let unknown = || WorkspaceError::UnknownCommit {
             commit: commit.to_string(),
         };
@@ -550,9 +376,36 @@ impl Workspace {
     }
 }
 
-fn write_tree(git: &Git) -> Result<String, WorkspaceError> {
-    let out = git.run(&["write-tree"])?;
-    parse_object(out.text("write-tree")?, "write-tree")
+/// Stages the copy at `root` into `git`'s objects, once more if a file changed while it was read
+/// (a process still writing in the copy).
+fn stage_tree(
+    root: &Path,
+    git: &Git,
+    limits: WorkspaceLimits,
+    cache: &Mutex<StatCache>,
+    before: &Before,
+) -> Result<Staged, WorkspaceError> {
+    let objects = Objects::new(git.git_dir());
+    let stage = Stage {
+        root,
+        objects: &objects,
+        exclude: SHADOW_EXCLUDE,
+        limits,
+        deadline: git.deadline(),
+        cache,
+    };
+    let mut tries = 0;
+    loop {
+        tries += 1;
+        match stage.run(before) {
+            Ok(staged) => return Ok(staged),
+            Err(StageFailure::Failed(err)) => return Err(err),
+            Err(StageFailure::Changed(path)) if tries >= 2 => {
+                return Err(WorkspaceError::ChangedWhileStaged { path });
+            }
+            Err(StageFailure::Changed(_)) => {}
+        }
+    }
 }
 
 fn commit_tree(
@@ -570,7 +423,7 @@ fn commit_tree(
     parse_commit(out.text("commit-tree")?, "commit-tree")
 }
 
-fn parse_commit(text: &str, command: &str) -> Result<CommitId, WorkspaceError> {
+pub(crate) fn parse_commit(text: &str, command: &str) -> Result<CommitId, WorkspaceError> {
     CommitId::parse(text.trim()).map_err(|_| unexpected(command))
 }
 
@@ -583,7 +436,7 @@ fn parse_object(text: &str, command: &str) -> Result<String, WorkspaceError> {
     }
 }
 
-fn unexpected(command: &str) -> WorkspaceError {
+pub(crate) fn unexpected(command: &str) -> WorkspaceError {
     WorkspaceError::GitOutput {
         command: command.to_owned(),
         detail: "not the object id or listing expected".to_owned(),

@@ -20,7 +20,7 @@
 
 use plumb_protocol::{CheckReport, CheckStatus, CheckStep};
 use plumb_tools::ToolOutput;
-use plumb_verify::tamper::{FileChange, TestSetupFiles};
+use plumb_verify::tamper::{FileChange, Nested, TestSetupFiles};
 use plumb_workspace::ChangedFile;
 
 use super::cx::{Cx, DoneAnswer, Ladder, refuse};
@@ -43,26 +43,27 @@ impl Ladder {
         self.done_count += 1;
         self.checks.clear();
         self.flags.clear();
-        let changed = cx.workspace.changed_files().map_err(Ending::infra)?;
+        let changed = cx.workspace.changed_files().map_err(Ending::workspace)?;
         if changed.is_empty() {
             return Ok(refuse(
                 "you have not changed any file, so the ticket is not resolved. Make the fix (and a test that shows it), then call done.",
             ));
         }
         if let Err(err) = cx.workspace.patch() {
-            if err.is_infra() {
-                return Err(Ending::infra(err));
+            if err.is_infra() || err.is_budget() {
+                return Err(Ending::workspace(err));
             }
             return Ok(refuse(err.to_string()));
         }
         let changes = file_changes(cx.workspace, &changed)?;
         let setup = setup_files(cx.workspace, &changes)?;
+        let nested = self.nested(cx)?;
 
         let mut tests = TestSteps::new(&changes, &setup);
         let detail = self
-            .run_steps(cx, &changed, &changes, &setup, &mut tests)
+            .run_steps(cx, &changed, (&changes, &nested, &setup), &mut tests)
             .await;
-        tests.clean_up();
+        tests.clean_up(cx.workspace.deadline());
         let detail = detail?;
         let done: Vec<CheckStep> = self.checks.iter().map(|c| c.step).collect();
         for step in LATER_STEPS {
@@ -106,14 +107,13 @@ impl Ladder {
         &mut self,
         cx: &mut Cx<'_>,
         changed: &[ChangedFile],
-        changes: &[FileChange],
-        setup: &TestSetupFiles,
+        (changes, nested, setup): (&[FileChange], &[Nested], &TestSetupFiles),
         tests: &mut TestSteps,
     ) -> Result<String, Ending> {
         for step in std::iter::once(CheckStep::Syntax).chain(LATER_STEPS) {
             let (report, excerpt) = match step {
                 CheckStep::Syntax => (self.check_syntax(cx, changed), String::new()),
-                CheckStep::Tamper => (self.check_tamper(cx, changes, setup), String::new()),
+                CheckStep::Tamper => (self.check_tamper(changes, nested, setup), String::new()),
                 CheckStep::Reproduce => self.check_reproduce(cx, changes, tests).await?,
                 CheckStep::Pass => self.check_pass(cx, tests).await?,
                 CheckStep::FullSuite => self.check_full_suite(cx, tests).await?,

@@ -36,6 +36,8 @@ pub(crate) struct Ladder {
     pub(crate) done_count: u32,
     /// Whether `checks/baseline` in the run folder holds the baseline tree (written once, for lint).
     pub(super) baseline_view_ready: bool,
+    /// What staging left out of the baseline (a setup's nested repositories): not the agent's.
+    pub(crate) known_nested: Vec<plumb_workspace::KeptOut>,
 }
 
 impl Ladder {
@@ -49,6 +51,7 @@ impl Ladder {
             reproduce_crashed: false,
             done_count: 0,
             baseline_view_ready: false,
+            known_nested: Vec::new(),
         }
     }
 }

@@ -90,10 +90,10 @@ impl Ladder {
     fn baseline_view(&mut self, cx: &Cx<'_>) -> Result<PathBuf, Ending> {
         let dir = cx.tester.check_dir("baseline");
         if !self.baseline_view_ready {
-            let _ = std::fs::remove_dir_all(&dir);
+            let _ = plumb_workspace::discard_tree(&dir, cx.workspace.deadline());
             cx.workspace
                 .materialize(cx.workspace.baseline(), &dir)
-                .map_err(Ending::infra)?;
+                .map_err(Ending::workspace)?;
             self.baseline_view_ready = true;
         }
         Ok(dir)

@@ -34,7 +34,7 @@ pub(crate) fn original_source(
     tester: &Tester,
     name: &str,
 ) -> Result<PathBuf, Ending> {
-    let changed = workspace.changed_files().map_err(Ending::infra)?;
+    let changed = workspace.changed_files().map_err(Ending::workspace)?;
     let changes = file_changes(workspace, &changed)?;
     original_source_with(workspace, tester, name, &changes)
 }

@@ -121,7 +121,7 @@ impl Ladder {
             )?;
             judged::apply(&dest, &steps.restores).map_err(Ending::infra)?;
             let without_fix = cx.tester.run_tests_in(&dest, &fixed).await;
-            let _ = std::fs::remove_dir_all(&dest);
+            let _ = plumb_workspace::discard_tree(&dest, cx.workspace.deadline());
             let without_fix = without_fix?;
             let passed_without_fix = |id: &String| {
                 without_fix
@@ -151,7 +151,7 @@ impl Ladder {
         judged::apply(&dest, &steps.restores).map_err(Ending::infra)?;
         let targets = self.target_tests.clone();
         let run = cx.tester.run_tests_in(&dest, &targets).await;
-        let _ = std::fs::remove_dir_all(&dest);
+        let _ = plumb_workspace::discard_tree(&dest, cx.workspace.deadline());
         let run = run?;
         let listed = listed_ids(&targets);
         let Some(counts) = run.counts else {

@@ -8,10 +8,10 @@ use plumb_config::Config;
 use plumb_context::syntax::{Language, syntax_problems};
 use plumb_protocol::{CheckReport, CheckStatus, CheckStep};
 use plumb_verify::tamper::{
-    self, ChangeStatus, FileChange, FileMode, TamperFlag, TamperKind, TamperPolicy, TestSetupFiles,
-    TestsAdded, is_runner_config,
+    self, ChangeStatus, FileChange, FileMode, Nested, NestedKind, TamperFlag, TamperKind,
+    TamperPolicy, TestSetupFiles, TestsAdded, is_runner_config,
 };
-use plumb_workspace::{ChangeKind, ChangedFile, Entry, EntryMode, Workspace};
+use plumb_workspace::{ChangeKind, ChangedFile, Entry, EntryMode, KeptOutKind, Workspace};
 
 use super::cx::{Cx, Ladder, report};
 use crate::RunError;
@@ -129,7 +129,7 @@ fn stored(
     let Some(entry) = entry else {
         return Ok((None, None));
     };
-    let text = workspace.blob_text(entry).map_err(Ending::infra)?;
+    let text = workspace.blob_text(entry).map_err(Ending::workspace)?;
     Ok(match entry.mode {
         EntryMode::Regular => (text, Some(FileMode::Regular)),
         EntryMode::Executable => (text, Some(FileMode::Executable)),
@@ -190,15 +190,40 @@ impl Ladder {
         }
     }
 
+    /// What staging kept out of the patch that the baseline did not have: the `.git`s and the
+    /// `.gitmodules` the agent left (a setup's are not its doing).
+    pub(crate) fn nested(&self, cx: &Cx<'_>) -> Result<Vec<Nested>, Ending> {
+        let kept = cx.workspace.kept_out().map_err(Ending::workspace)?;
+        Ok(kept
+            .into_iter()
+            .filter(|k| !self.known_nested.contains(k))
+            .map(|k| Nested {
+                path: k.path,
+                kind: match k.kind {
+                    KeptOutKind::GitFolder => NestedKind::GitFolder,
+                    KeptOutKind::GitFile => NestedKind::GitFile,
+                    KeptOutKind::GitLink => NestedKind::GitLink,
+                    KeptOutKind::GitSpecial => NestedKind::GitSpecial,
+                    KeptOutKind::GitmodulesAdded => NestedKind::GitmodulesAdded,
+                    KeptOutKind::GitmodulesChanged => NestedKind::GitmodulesChanged,
+                    KeptOutKind::GitmodulesDeleted => NestedKind::GitmodulesDeleted,
+                },
+            })
+            .collect())
+    }
+
     /// Flags for a person; a flag of a kind the tamper policy blocks fails the step, naming what
-    /// to remove. Tests only added to an existing test file are evidence, not a flag.
+    /// to remove. Tests only added to an existing test file are evidence, not a flag. What staging
+    /// kept out (`nested`) is flagged after the patch's own findings; `setup` names the files the
+    /// jest and vitest configurations run around the tests.
     pub(crate) fn check_tamper(
         &mut self,
-        _cx: &Cx<'_>,
         changes: &[FileChange],
+        nested: &[Nested],
         setup: &TestSetupFiles,
     ) -> CheckReport {
-        let flags = tamper::scan(changes, setup);
+        let mut flags = tamper::scan(changes, setup);
+        flags.extend(tamper::nested_flags(nested));
         let added = added_note(&tamper::tests_added(changes));
         self.flags = flags
             .iter()

@@ -50,10 +50,11 @@ impl TestSteps {
         }
     }
 
-    /// Removes the judged tree.
-    pub(crate) fn clean_up(&mut self) {
+    /// Removes the judged tree, as far as the run's time allows (the tests that ran there may
+    /// have filled it; what is left is set aside).
+    pub(crate) fn clean_up(&mut self, deadline: Option<std::time::Instant>) {
         if let Some(dir) = self.judged.take() {
-            let _ = std::fs::remove_dir_all(dir);
+            let _ = plumb_workspace::discard_tree(&dir, deadline);
         }
     }
 }
@@ -74,14 +75,10 @@ impl Ladder {
         if let Some(dir) = &steps.judged {
             return Ok(dir.clone());
         }
-        let head = cx.workspace.head().map_err(Ending::infra)?;
+        let head = cx.workspace.head().map_err(Ending::workspace)?;
         let dest = cx.tester.check_dir(&format!("judged-{}", self.done_count));
-        if dest.exists() {
-            std::fs::remove_dir_all(&dest).map_err(Ending::infra)?;
-        }
-        cx.tester
-            .materialize(cx.workspace, &head, &dest)
-            .map_err(Ending::infra)?;
+        plumb_workspace::discard_tree(&dest, cx.workspace.deadline()).map_err(Ending::infra)?;
+        cx.tester.materialize(cx.workspace, &head, &dest)?;
         steps.judged = Some(dest.clone());
         judged::apply(&dest, &steps.restores).map_err(Ending::infra)?;
         Ok(dest)

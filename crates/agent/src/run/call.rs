@@ -195,24 +195,28 @@ impl Run {
         (result, limit)
     }
 
-    /// Counts what a call may have changed: a tool that runs commands may have changed files
-    /// unreported (checkpointed at the round's end), and a test run is checkpointed at once so
-    /// that the same run asked again with nothing changed is known for a repeat.
+    /// Counts what a call may have changed. A tool that runs commands in the workspace is
+    /// checkpointed at once: the checkpoint is where the workspace's limits are checked after
+    /// every command (a command that filled the tree ends the run before anything reads it), and
+    /// a test run asked again with nothing changed is then known for a repeat. `done` runs its
+    /// commands in check trees; the round's end checkpoints after it.
     async fn count_change(&mut self, call: &ToolCall) -> Result<(), Ending> {
-        let runs_commands = call.name == DONE_TOOL
-            || self
-                .registry
-                .get(&call.name)
-                .is_some_and(|tool| tool.runs_commands());
-        self.unsaved |= runs_commands;
-        if call.name == RUN_TESTS_TOOL {
-            let before = self.last_checkpoint.clone();
-            self.checkpoint(&format!("run_tests round {}", self.round))
-                .await?;
-            if self.last_checkpoint != before {
-                self.changes += 1;
-            }
-        } else if runs_commands {
+        let runs_commands = self
+            .registry
+            .get(&call.name)
+            .is_some_and(|tool| tool.runs_commands());
+        self.unsaved |= runs_commands || call.name == DONE_TOOL;
+        if call.name == DONE_TOOL {
+            self.changes += 1;
+            return Ok(());
+        }
+        if !runs_commands {
+            return Ok(());
+        }
+        let before = self.last_checkpoint.clone();
+        self.checkpoint(&format!("{} round {}", call.name, self.round))
+            .await?;
+        if call.name != RUN_TESTS_TOOL || self.last_checkpoint != before {
             self.changes += 1;
         }
         Ok(())

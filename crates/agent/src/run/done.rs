@@ -40,7 +40,7 @@ impl Run {
     /// Has the verified change reviewed; a request for changes, while returns are left, turns the
     /// verified answer into a note with the reviewer's notes, and the loop goes on.
     async fn review(&mut self, verified: DoneAnswer) -> Result<DoneAnswer, Ending> {
-        let patch = self.workspace.patch().map_err(Ending::infra)?;
+        let patch = self.workspace.patch().map_err(Ending::workspace)?;
         let started = Instant::now();
         let change = Change {
             ticket: &self.asked.ticket,

@@ -1,8 +1,17 @@
-//! The end of a run: the verified patch on success; otherwise the attempt kept as a ref and the
-//! workspace rolled back to the baseline. The report, the patch and the journal are written last.
+//! The end of a run: the verified patch on success; otherwise the attempt kept as a ref (and as
+//! `attempt.diff`) and the workspace rolled back to the baseline. The report, the patch and the
+//! journal are written last.
+//!
+//! The finish has time of its own: until the run's deadline, and at least [`GRACE`] from when it
+//! starts (a run ended by its wall clock still stages its last state, keeps it and rolls back).
+//! The last state is staged within the first half of that time; when it cannot be (past the
+//! workspace's limits, out of time), the last checkpoint is the attempt and the report says so.
+//! The rollback itself never depends on what the copy holds (`plumb_workspace`'s `rollback.rs`).
+
+use std::time::{Duration, Instant};
 
 use plumb_protocol::{Event, FinalReport, Outcome};
-use plumb_workspace::{CHANGE_FILE, ChangeRecord, Patch};
+use plumb_workspace::{CHANGE_FILE, ChangeRecord, CommitId, Patch};
 
 use super::Run;
 use crate::ending::{Ending, elapsed_ms};
@@ -10,16 +19,48 @@ use crate::ending::{Ending, elapsed_ms};
 /// The kind of a flag naming a test that was flaky at the baseline.
 const FLAKY_KIND: &str = "flaky_baseline";
 
+/// The least time the finish has after the run's wall clock ran out: a run with a budget of N s
+/// ends within N + 30 s.
+const GRACE: Duration = Duration::from_secs(30);
+
+/// What the rollback kept, and what the report should add about it.
+struct Kept {
+    attempt_ref: Option<String>,
+    /// Sentences for the report's reason (the last state not staged, the diff not written).
+    notes: Vec<String>,
+}
+
 impl Run {
     pub(super) async fn finish(mut self, mut ending: Ending) -> FinalReport {
+        let finish_by = self.workspace.deadline().map(|deadline| {
+            let now = Instant::now();
+            deadline.max(now + GRACE)
+        });
+        // The last state is staged in the first half of the finish's time; the rest keeps it.
+        self.workspace
+            .set_deadline(finish_by.map(|by| by.checked_sub(GRACE / 2).unwrap_or(by)));
         let mut patch = (String::new(), String::new());
         let mut attempt_ref = None;
         let mut change = None;
         if ending.outcome == Outcome::Success {
-            match self.change_record() {
-                Ok((p, record)) => {
-                    patch = (p.text, p.sha256);
-                    change = Some(record);
+            match self.workspace.patch() {
+                Ok(made) => match self.change_record(made) {
+                    Ok((p, record)) => {
+                        patch = (p.text, p.sha256);
+                        change = Some(record);
+                    }
+                    Err(err) => {
+                        ending = Ending::new(
+                            Outcome::InfraError,
+                            format!("the patch could not be made: {err}"),
+                        );
+                    }
+                },
+                Err(err) if err.is_budget() => {
+                    ending = Ending::new(
+                        Outcome::BudgetExceeded,
+                        format!("the verified change could not be made into a patch: {err}"),
+                    );
                 }
                 Err(err) => {
                     ending = Ending::new(
@@ -30,8 +71,13 @@ impl Run {
             }
         }
         if ending.outcome != Outcome::Success {
-            match self.roll_back().await {
-                Ok(kept) => attempt_ref = kept,
+            match self.roll_back(finish_by).await {
+                Ok(kept) => {
+                    attempt_ref = kept.attempt_ref;
+                    for note in kept.notes {
+                        ending.reason = format!("{}; {note}", ending.reason);
+                    }
+                }
                 Err(text) => {
                     ending = Ending::new(
                         Outcome::InfraError,
@@ -102,12 +148,26 @@ impl Run {
         report
     }
 
-    /// Keeps the last state as `refs/plumb/attempts/<run>` and resets to the baseline.
-    async fn roll_back(&mut self) -> Result<Option<String>, String> {
-        let attempt = self
-            .workspace
-            .checkpoint("attempt end")
-            .map_err(|err| err.to_string())?;
+    /// Keeps the last state as `refs/plumb/attempts/<run>` (and `attempt.diff`) and resets to
+    /// the baseline. The last state is the copy as it is now, or the last checkpoint when it
+    /// cannot be staged (the notes say why).
+    async fn roll_back(&mut self, finish_by: Option<Instant>) -> Result<Kept, String> {
+        let mut notes = Vec::new();
+        let attempt = match self.last_state() {
+            Ok(commit) => commit,
+            // The reason already says why: a workspace limit ended the run.
+            Err(_) if self.unstageable.is_some() => {
+                notes.push("the attempt kept is the last checkpoint before that".to_string());
+                self.last_checkpoint.clone()
+            }
+            Err(why) => {
+                notes.push(format!(
+                    "the last state could not be staged ({why}), so the attempt kept is the last checkpoint"
+                ));
+                self.last_checkpoint.clone()
+            }
+        };
+        self.workspace.set_deadline(finish_by);
         let kept = if &attempt != self.workspace.baseline() {
             Some(
                 self.workspace
@@ -118,10 +178,20 @@ impl Run {
             None
         };
         // Kept beside the report too, so `plumb show` has it after the workspace is pruned.
-        if let Some(kept) = &kept
-            && let Ok(diff) = self.workspace.kept_diff(kept)
-        {
-            let _ = std::fs::write(self.asked.run_dir.join("attempt.diff"), diff);
+        if let Some(kept) = &kept {
+            let written = self
+                .workspace
+                .kept_diff(kept)
+                .map_err(|err| err.to_string())
+                .and_then(|diff| {
+                    std::fs::write(self.asked.run_dir.join("attempt.diff"), diff)
+                        .map_err(|err| err.to_string())
+                });
+            if let Err(why) = written {
+                notes.push(format!(
+                    "the attempt is kept as {kept}, but its diff could not be written ({why})"
+                ));
+            }
         }
         let baseline = self.workspace.baseline().clone();
         self.workspace
@@ -132,13 +202,25 @@ impl Run {
             attempt_ref: kept.clone(),
         })
         .await;
-        Ok(kept)
+        Ok(Kept {
+            attempt_ref: kept,
+            notes,
+        })
+    }
+
+    /// The copy's state now as a checkpoint, unless a workspace limit already refused it.
+    fn last_state(&mut self) -> Result<CommitId, String> {
+        if let Some(why) = &self.unstageable {
+            return Err(why.clone());
+        }
+        self.workspace
+            .checkpoint("attempt end")
+            .map_err(|err| err.to_string())
     }
 
     /// The verified patch, and what `plumb apply` needs to bring it home later: each touched
     /// file's bytes at the start and after the change.
-    fn change_record(&self) -> Result<(Patch, ChangeRecord), String> {
-        let patch = self.workspace.patch().map_err(|err| err.to_string())?;
+    fn change_record(&self, patch: Patch) -> Result<(Patch, ChangeRecord), String> {
         let files = self
             .workspace
             .touched(&patch.files)

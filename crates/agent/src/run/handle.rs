@@ -115,7 +115,7 @@ impl RunHandle for Parts<'_> {
     async fn run_on_original(&mut self, tests: &[String]) -> Result<TestRun, Ending> {
         let dest = original_source(self.workspace, self.tester, "original-source")?;
         let run = self.run_in(&dest, tests).await;
-        let _ = std::fs::remove_dir_all(&dest);
+        let _ = plumb_workspace::discard_tree(&dest, self.workspace.deadline());
         run
     }
 
@@ -130,7 +130,7 @@ impl RunHandle for Parts<'_> {
             Ok(()) => self.run_in(&dest, tests).await,
             Err(err) => Err(Ending::infra(err)),
         };
-        let _ = std::fs::remove_dir_all(&dest);
+        let _ = plumb_workspace::discard_tree(&dest, self.workspace.deadline());
         run
     }
 

@@ -38,7 +38,7 @@ use plumb_context::prompt::Turn;
 use plumb_model::ModelClient;
 use plumb_protocol::{HelperState, Message, Provenance, Timings, Usage};
 use plumb_tools::Registry;
-use plumb_workspace::{CommitId, Workspace};
+use plumb_workspace::{CommitId, Workspace, WorkspaceError};
 use tokio_util::sync::CancellationToken;
 
 use crate::baseline::Baseline;
@@ -95,6 +95,9 @@ pub struct Run {
     last_checkpoint: CommitId,
     /// True when a command ran since the last checkpoint, so files may have changed unreported.
     unsaved: bool,
+    /// Why the copy's state could not be staged, when a limit of the workspace refused it: the
+    /// finish keeps the last checkpoint as the attempt without trying again.
+    unstageable: Option<String>,
     ladder: Ladder,
     reviewer: Reviewer,
     /// The helpers' settings as the tools and the prompt read them.
@@ -134,12 +137,22 @@ impl Run {
         self.emitter.emit(event).await;
     }
 
-    /// Commits the workspace if it changed since the last checkpoint.
+    /// Commits the workspace if it changed since the last checkpoint. Past the workspace's limits
+    /// or the wall clock the run ends over budget.
     async fn checkpoint(&mut self, label: &str) -> Result<(), Ending> {
-        let commit = self
-            .workspace
-            .checkpoint(label)
-            .map_err(|err| Ending::infra(format!("checkpoint failed: {err}")))?;
+        let commit = self.workspace.checkpoint(label).map_err(|err| {
+            if matches!(
+                err,
+                WorkspaceError::TooManyFiles { .. } | WorkspaceError::TooManyBytes { .. }
+            ) {
+                self.unstageable = Some(err.to_string());
+            }
+            if err.is_budget() {
+                Ending::workspace(err)
+            } else {
+                Ending::infra(format!("checkpoint failed: {err}"))
+            }
+        })?;
         self.unsaved = false;
         if commit != self.last_checkpoint {
             self.last_checkpoint = commit.clone();

@@ -46,8 +46,12 @@ impl Run {
         let limits = plumb_workspace::CopyLimits {
             max_file_bytes: spec.config.limits.max_file_bytes,
             max_total_bytes: spec.config.limits.max_copy_bytes,
+            workspace: plumb_workspace::WorkspaceLimits {
+                max_files: spec.config.limits.max_workspace_files,
+                max_bytes: spec.config.limits.max_workspace_bytes,
+            },
         };
-        let (workspace, copied) = Workspace::prepare_with(&spec.repo, &workspace_dir, &limits)
+        let (mut workspace, copied) = Workspace::prepare_with(&spec.repo, &workspace_dir, &limits)
             .map_err(|err| {
                 if err.is_infra() {
                     RunError::Infra(err.to_string())
@@ -77,6 +81,12 @@ impl Run {
                     journal_path.display()
                 ))
             })?;
+        // Every step on the copy ends by the wall clock, so a command that filled the tree cannot
+        // make plumb's own work outlast the budget.
+        let wall_clock = spec.config.limits.wall_clock_secs;
+        workspace.set_deadline(
+            (wall_clock > 0).then(|| started + std::time::Duration::from_secs(wall_clock)),
+        );
         let last_checkpoint = workspace.baseline().clone();
         let ladder = Ladder::new(tamper_policy(&spec.config)?);
         let tester = Tester::new(
@@ -124,6 +134,7 @@ impl Run {
             changes: 0,
             last_checkpoint,
             unsaved: false,
+            unstageable: None,
             ladder,
             reviewer,
             helpers,
@@ -162,6 +173,10 @@ impl Run {
         })
         .await;
         run.run_setup().await?;
+        run.ladder.known_nested = run
+            .workspace
+            .kept_out()
+            .map_err(|err| RunError::Infra(format!("could not stage the baseline: {err}")))?;
         run.measure_baseline().await?;
         for message in run.build_head() {
             run.emit(Event::Warning { message }).await;

@@ -111,7 +111,13 @@ impl Run {
     /// The setup's result becomes the baseline.
     async fn record_setup_baseline(&mut self) -> Result<(), RunError> {
         let baseline = self.workspace.rebaseline("setup").map_err(|err| {
-            RunError::Infra(format!("could not record the setup's result: {err}"))
+            let text = format!("could not record the setup's result: {err}");
+            // A setup that filled the copy past its limits is the settings' to change.
+            if err.is_budget() {
+                RunError::BadInput(text)
+            } else {
+                RunError::Infra(text)
+            }
         })?;
         self.last_checkpoint = baseline.clone();
         self.emit(Event::Checkpoint {

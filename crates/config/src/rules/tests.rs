@@ -180,6 +180,8 @@ fn every_key_set() -> Config {
         repo_map_chars,
         max_file_bytes,
         max_copy_bytes,
+        max_workspace_files,
+        max_workspace_bytes,
     } = Limits::default();
     let Runs {
         keep,
@@ -233,6 +235,8 @@ fn every_key_set() -> Config {
             repo_map_chars,
             max_file_bytes,
             max_copy_bytes,
+            max_workspace_files,
+            max_workspace_bytes,
         },
         run: RunPolicy { allowed_commands },
         tamper_block: vec!["test_modified".into()],

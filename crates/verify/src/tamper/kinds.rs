@@ -47,11 +47,14 @@ pub enum TamperKind {
     /// A file name or link target holding a character that looks like `/`, `\` or `.` (`∕`,
     /// `／`, `․`, `‥`): a name that reads as a path it is not.
     ConfusablePath,
+    /// A `.git` (a nested repository or a gitfile) below the root, or a changed top `.gitmodules`:
+    /// always kept out of the patch, flagged so a person knows the tree held one.
+    NestedRepository,
 }
 
 impl TamperKind {
     /// Every kind, in the order above.
-    pub const ALL: [TamperKind; 16] = [
+    pub const ALL: [TamperKind; 17] = [
         TamperKind::TestModified,
         TamperKind::TestDeleted,
         TamperKind::TestRenamed,
@@ -68,6 +71,7 @@ impl TamperKind {
         TamperKind::InvisibleCharacter,
         TamperKind::ControlCharacter,
         TamperKind::ConfusablePath,
+        TamperKind::NestedRepository,
     ];
 
     /// The kinds that block unless the user's settings un-block them.
@@ -92,6 +96,7 @@ impl TamperKind {
             TamperKind::InvisibleCharacter => "invisible_character",
             TamperKind::ControlCharacter => "control_character",
             TamperKind::ConfusablePath => "confusable_path",
+            TamperKind::NestedRepository => "nested_repository",
         }
     }
 
@@ -132,6 +137,7 @@ impl TamperKind {
             TamperKind::ConfusablePath => {
                 "rename the file (or retarget the link) with plain `/` and `.` only"
             }
+            TamperKind::NestedRepository => "remove the nested repository or the .gitmodules",
         }
     }
 }

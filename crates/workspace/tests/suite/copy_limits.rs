@@ -6,13 +6,14 @@ use std::fs;
 use pretty_assertions::assert_eq;
 use tempfile::TempDir;
 
-use plumb_workspace::{CopyLimits, SkippedFile, Workspace};
+use plumb_workspace::{CopyLimits, SkippedFile, Workspace, WorkspaceLimits};
 
 use super::{entries, listing, snapshot, write};
 
 const LIMITS: CopyLimits = CopyLimits {
     max_file_bytes: 1000,
     max_total_bytes: 10 << 20,
+    workspace: WorkspaceLimits::DEFAULT,
 };
 
 #[test]
@@ -67,6 +68,7 @@ fn a_tree_over_the_total_cap_is_refused_as_bad_input() {
     let limits = CopyLimits {
         max_file_bytes: 1000,
         max_total_bytes: 1000,
+        workspace: WorkspaceLimits::DEFAULT,
     };
 
     let err = Workspace::prepare_with(&repo, &tmp.path().join("run"), &limits).unwrap_err();

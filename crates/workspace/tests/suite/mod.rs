@@ -8,6 +8,7 @@ mod home;
 mod home_faults;
 mod patch;
 mod prepare;
+mod staging;
 
 use std::collections::BTreeMap;
 use std::fs;

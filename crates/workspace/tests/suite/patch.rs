@@ -118,7 +118,7 @@ fn changed_files_carry_both_modes_and_the_stored_text_never_the_links_target_fil
     let src = plain_source(tmp.path());
     let ws = Workspace::prepare(&src, &tmp.path().join("run")).unwrap();
     edit(ws.root());
-    // a.py becomes a link out of the tree; a nested repository becomes a gitlink.
+    // a.py becomes a link out of the tree; a nested repository is its files, its `.git` left out.
     fs::remove_file(ws.root().join("a.py")).unwrap();
     super::link(ws.root(), "a.py", &outside);
     super::link(ws.root(), "docs/readme", "../pkg/new.py");
@@ -188,7 +188,12 @@ fn changed_files_carry_both_modes_and_the_stored_text_never_the_links_target_fil
             None,
             text(EntryMode::Regular, "NEW = True\n"),
         ),
-        ('A', "vendor/lib", None, Some((EntryMode::Gitlink, None))),
+        (
+            'A',
+            "vendor/lib/lib.py",
+            None,
+            text(EntryMode::Regular, "LIB = 1\n"),
+        ),
     ];
     assert_eq!(actual, expected);
 }

@@ -10,7 +10,9 @@
 mod children;
 mod deadline;
 mod disk;
+mod host_work;
 mod ladder;
+mod nested_repos;
 mod patch_hazards;
 mod prompt_links;
 mod repo_settings;

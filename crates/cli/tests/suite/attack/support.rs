@@ -50,6 +50,20 @@ impl Outside {
         path
     }
 
+    /// Makes a git repository `name` outside with one commit (its text holds the token) and
+    /// returns that commit's id: what a gitfile in the workspace would point host git at.
+    pub fn add_repo(&mut self, name: &str) -> String {
+        let repo = self.dir.path().join(name);
+        std::fs::create_dir(&repo).unwrap();
+        std::fs::write(repo.join("secret.txt"), format!("{}\n", self.token)).unwrap();
+        plumb_test_support::git(&repo, &["init", "-q", "-b", "main"]);
+        plumb_test_support::git(&repo, &["add", "-A"]);
+        plumb_test_support::git(&repo, &["commit", "-q", "-m", "outside"]);
+        let head = plumb_test_support::git(&repo, &["rev-parse", "HEAD"]);
+        self.digest = plumb_test_support::tree_digest(self.dir.path());
+        head.trim().to_string()
+    }
+
     /// The token is in none of `output`'s streams and in no file under `home` (the run's
     /// PLUMB_HOME: journal, report, patch, checks), and the outside folder is as it was.
     pub fn assert_untouched(&self, home: &Path, output: &Output) {
@@ -69,6 +83,20 @@ impl Outside {
             "something outside the repository changed"
         );
     }
+}
+
+/// `needle` (e.g. the commit id of a repository outside) is in none of `output`'s streams and in
+/// no file under `home` (the run's PLUMB_HOME, the workspace copy included).
+pub fn assert_nowhere(home: &Path, output: &Output, needle: &str) {
+    for (stream, bytes) in [("stdout", &output.stdout), ("stderr", &output.stderr)] {
+        assert!(
+            !String::from_utf8_lossy(bytes).contains(needle),
+            "{needle} reached {stream}"
+        );
+    }
+    let mut found = Vec::new();
+    files_holding(home, needle.as_bytes(), &mut found);
+    assert!(found.is_empty(), "{needle} reached {found:?}");
 }
 
 /// A token made from the folder's name (random per temp dir), so parallel tests differ.
