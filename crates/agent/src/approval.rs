@@ -1,6 +1,6 @@
-//! The approval gate (DESIGN.md §5 step 8): a person approves the exact diff whose SHA-256 they
-//! were shown, or nothing reaches their repository. A front end implements [`ApprovalGate`] (the
-//! terminal's question, the server's approve button); [`ask`] is the one way to get an
+//! The approval gate (docs/contracts.md §5 step 8): a person approves the exact diff whose SHA-256
+//! they were shown, or nothing reaches their repository. A front end implements [`ApprovalGate`]
+//! (the terminal's question, the server's approve button); [`ask`] is the one way to get an
 //! [`Approval`] from one, and it fails closed: a diff over the size limit is never shown, a diff
 //! whose bytes no longer match its SHA-256 is never asked about, a gate that does not answer in
 //! time rejects, and a decision that names another SHA-256 is refused. There is no gate that

@@ -1,7 +1,8 @@
-//! The terminal's approval gate (DESIGN.md §5 step 8): the diff in colour (paged when it is longer
-//! than the screen), its size, the checks, the review and the patch's SHA-256, then one question.
-//! Only the answer `yes` approves, naming the SHA-256 that was shown; any other answer, the end of
-//! input, Ctrl-C or no answer in time (plumb-agent's `ask` holds the clock) keeps the change out.
+//! The terminal's approval gate (docs/contracts.md §5 step 8): the diff in colour (paged when it is
+//! longer than the screen), its size, the checks, the review and the patch's SHA-256, then one
+//! question. Only the answer `yes` approves, naming the SHA-256 that was shown; any other answer,
+//! the end of input, Ctrl-C or no answer in time (plumb-agent's `ask` holds the clock) keeps the
+//! change out.
 //!
 //! Everything on this screen but plumb's own words came from outside (the patch, the checks'
 //! evidence, the flags, the reviewer's notes), so all of it goes out through `screen`: shown as

@@ -1,5 +1,5 @@
-//! The command line (DESIGN.md §7), parsed with clap. clap itself answers a wrong flag with exit 2
-//! and a message that names it.
+//! The command line (docs/contracts.md §7), parsed with clap. clap itself answers a wrong flag with
+//! exit 2 and a message that names it.
 
 use std::path::PathBuf;
 

@@ -1,7 +1,7 @@
 //! The `plumb` binary: parses the command line, builds a `RunSpec` and drives `plumb-agent`'s
 //! `Run`. Progress goes to stderr; with `--json` the final report is the only thing on stdout.
-//! Exit codes (DESIGN.md §7): 0 verified patch, 1 no patch (rolled back), 2 bad input, 3 infrastructure.
-//! Every byte for a person goes out through `screen`, the one door to the terminal.
+//! Exit codes (docs/contracts.md §7): 0 verified patch, 1 no patch (rolled back), 2 bad input, 3
+//! infrastructure. Every byte for a person goes out through `screen`, the one door to the terminal.
 
 mod approve;
 mod args;

@@ -26,10 +26,10 @@ pub use provenance::provenance_of;
 pub use repo_file::REPO_FILES;
 pub use review::{Approval, Review};
 
-/// The hard ceiling on rounds, whatever the settings say (DESIGN.md §4).
+/// The hard ceiling on rounds, whatever the settings say (docs/contracts.md §4).
 pub const MAX_ROUNDS_CEILING: u32 = 100;
 
-/// All settings of a run. Every field has the default of DESIGN.md §8.
+/// All settings of a run. Every field has the default of docs/contracts.md §8.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct Config {

@@ -1,5 +1,5 @@
 //! The settings of the steps after the loop: the review of a verified change and a person's
-//! approval of its exact diff (DESIGN.md §5 steps 7–8).
+//! approval of its exact diff (docs/contracts.md §5 steps 7–8).
 
 use plumb_protocol::ModelProfile;
 use serde::{Deserialize, Serialize};

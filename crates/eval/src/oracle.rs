@@ -24,8 +24,8 @@ pub struct OracleError {
     pub detail: String,
 }
 
-/// The script (JSON Lines, DESIGN §6) that plays `patch` and then `test_patch` on the tree at
-/// `tree`, and says `done`.
+/// The script (JSON Lines, docs/contracts.md §6) that plays `patch` and then `test_patch` on the
+/// tree at `tree`, and says `done`.
 pub fn script(
     instance_id: &str,
     tree: &Path,

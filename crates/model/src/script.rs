@@ -1,4 +1,5 @@
-//! The scripted model (`script:PATH`): JSON Lines, one assistant turn per line (DESIGN.md §6).
+//! The scripted model (`script:PATH`): JSON Lines, one assistant turn per line (docs/contracts.md
+//! §6).
 //!
 //! A line is either the short form `{"tool": "search_code", "args": {"query": "gst"}}` or the
 //! general form `{"content": "text", "tool_calls": [{"name": "...", "arguments": {...}}]}`. Blank

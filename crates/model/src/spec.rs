@@ -1,4 +1,4 @@
-//! Model specs as written on the command line (DESIGN.md §7).
+//! Model specs as written on the command line (docs/contracts.md §7).
 
 use std::fmt;
 use std::path::PathBuf;

@@ -118,7 +118,7 @@ pub enum Event {
         round: u32,
         text: String,
     },
-    /// A reviewer read the verified change (DESIGN.md §5 step 7).
+    /// A reviewer read the verified change (docs/contracts.md §5 step 7).
     Reviewed {
         review: Box<crate::Review>,
     },

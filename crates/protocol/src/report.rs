@@ -1,5 +1,5 @@
 //! How a run ends: its outcome, the check ladder's entries, test counts and the final report of
-//! DESIGN.md §6 (`plumb fix --json`, the API's task record, one row of `plumb eval`).
+//! docs/contracts.md §6 (`plumb fix --json`, the API's task record, one row of `plumb eval`).
 
 use serde::{Deserialize, Serialize};
 
@@ -27,7 +27,7 @@ pub enum Outcome {
 }
 
 impl Outcome {
-    /// The process exit code of DESIGN.md §7 for this outcome.
+    /// The process exit code of docs/contracts.md §7 for this outcome.
     pub fn exit_code(self) -> i32 {
         match self {
             Outcome::Success => 0,
@@ -53,7 +53,7 @@ impl Outcome {
     }
 }
 
-/// The steps of the check ladder (DESIGN.md §5), cheapest first.
+/// The steps of the check ladder (docs/contracts.md §5), cheapest first.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum CheckStep {
@@ -178,7 +178,7 @@ pub struct Timings {
     pub checks_ms: u64,
 }
 
-/// The final report of a run (DESIGN.md §6).
+/// The final report of a run (docs/contracts.md §6).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct FinalReport {
     pub run_id: String,

@@ -1,7 +1,7 @@
-//! The review of a verified change (DESIGN.md §5 step 7): a reviewer model reads the ticket, the
-//! diff and the check report and answers approve or request changes, with notes tied to a file and
-//! line. The verdict a person sees is "needs attention" whenever the tamper scan flagged anything,
-//! or the reviewer gave no usable verdict, whatever the reviewer said.
+//! The review of a verified change (docs/contracts.md §5 step 7): a reviewer model reads the
+//! ticket, the diff and the check report and answers approve or request changes, with notes tied to
+//! a file and line. The verdict a person sees is "needs attention" whenever the tamper scan flagged
+//! anything, or the reviewer gave no usable verdict, whatever the reviewer said.
 
 use serde::{Deserialize, Serialize};
 

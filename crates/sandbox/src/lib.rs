@@ -1,4 +1,4 @@
-//! plumb-sandbox: where every command the agent causes runs (DESIGN.md §5b).
+//! plumb-sandbox: where every command the agent causes runs (docs/contracts.md §5b).
 //!
 //! A backend only decides *how to spawn*: it turns a [`CommandSpec`] into a `Launch`
 //! (program, arguments, environment, working directory, rlimits). Everything else is shared

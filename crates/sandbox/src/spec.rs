@@ -57,7 +57,7 @@ pub struct Limits {
 }
 
 impl Default for Limits {
-    /// DESIGN.md §8: 300 s, 4 GiB, 2 CPUs; the rest are ours.
+    /// docs/contracts.md §8: 300 s, 4 GiB, 2 CPUs; the rest are ours.
     fn default() -> Self {
         Self {
             timeout: Duration::from_secs(300),

@@ -1,4 +1,5 @@
-//! plumb-tools: the model-facing tools of DESIGN.md §3, their registry, and the text the model sees.
+//! plumb-tools: the model-facing tools of docs/contracts.md §3, their registry, and the text the
+//! model sees.
 //!
 //! A tool takes JSON arguments and a [`ToolContext`] (the workspace, the sandbox, the settings) and
 //! returns either a [`ToolOutput`] or a [`ToolError`]. `ToolError::RespondToModel` is a sentence the

@@ -1,4 +1,4 @@
-//! The engine of the `search_code` tool (DESIGN.md §3), built on ripgrep's own crates.
+//! The engine of the `search_code` tool (docs/contracts.md §3), built on ripgrep's own crates.
 //!
 //! Steps: build one line-oriented matcher (the query escaped unless `regex`, smart case), walk the
 //! tree in parallel with `ignore` (honouring `.gitignore`, `.ignore` and `.git/info/exclude` even
@@ -23,7 +23,7 @@ use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder, Sink, SinkMatch}
 use ignore::{WalkBuilder, WalkState};
 use plumb_workspace::Tree;
 
-/// The number of rows `search_code` shows by default (DESIGN.md §8).
+/// The number of rows `search_code` shows by default (docs/contracts.md §8).
 pub const DEFAULT_LIMIT: usize = 50;
 
 /// A hit's text is cut to this many characters.

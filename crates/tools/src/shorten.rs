@@ -1,6 +1,6 @@
-//! Shortening of tool output for the model (DESIGN.md §3: 60 lines by default, head and tail kept,
-//! with a line saying what was left out). The journal keeps the full text; only the model's copy is
-//! shortened.
+//! Shortening of tool output for the model (docs/contracts.md §3: 60 lines by default, head and
+//! tail kept, with a line saying what was left out). The journal keeps the full text; only the
+//! model's copy is shortened.
 //!
 //! Steps: cap each line at `MAX_LINE_CHARS` characters; then, past `max_lines` lines, keep two thirds
 //! of the room for the head and one third for the tail, with one marker line between them. The
@@ -8,7 +8,7 @@
 //! still holds the summary lines that runners print last. The marker line counts towards
 //! `max_lines`, so the result never has more lines than asked for.
 
-/// The lines of tool output shown to the model by default (DESIGN.md §8).
+/// The lines of tool output shown to the model by default (docs/contracts.md §8).
 pub const DEFAULT_MAX_LINES: usize = 60;
 
 /// Longer lines are cut at this many characters (minified files, long log lines).

@@ -1,4 +1,5 @@
-//! plumb-verify: the test adapters the check ladder (DESIGN.md §5) and the `run_tests` tool stand on.
+//! plumb-verify: the test adapters the check ladder (docs/contracts.md §5) and the `run_tests` tool
+//! stand on.
 //!
 //! It knows, per runner: how to find the project's test command ([`detect`]) or read the user's
 //! ([`parse_command`]), how to narrow it to some tests ([`narrow`]), how many tests passed,

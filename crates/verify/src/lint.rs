@@ -1,5 +1,6 @@
-//! The lint delta (DESIGN.md §5, step 6): diagnostics in the changed files that the baseline did
-//! not have, so an invented helper (`round_paise`, ruff's F821) is caught before the tests.
+//! The lint delta (docs/contracts.md §5, step 6): diagnostics in the changed files that the
+//! baseline did not have, so an invented helper (`round_paise`, ruff's F821) is caught before the
+//! tests.
 //!
 //! The steps, each a plain function because the caller runs the commands in its sandbox:
 //! 1. [`linters_for`]: which linters apply to the changed files and are installed here;

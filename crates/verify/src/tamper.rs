@@ -1,4 +1,4 @@
-//! The tamper scan (DESIGN.md §5, step 2): what in a change could make the tests say "pass"
+//! The tamper scan (docs/contracts.md §5, step 2): what in a change could make the tests say "pass"
 //! without the bug being fixed, and what in the patch is a hazard once it is applied.
 //!
 //! The caller lists the change as git stages it (the patch's own content, never the workspace's

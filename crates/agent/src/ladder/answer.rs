@@ -1,5 +1,5 @@
 //! Answering `done`: the harness runs the check ladder itself and never takes the model's word
-//! (DESIGN.md §5). Steps, cheapest first, each with a status and evidence for the report:
+//! (docs/contracts.md §5). Steps, cheapest first, each with a status and evidence for the report:
 //!
 //! 1. syntax — every changed file parses (against its baseline, so a file that was already broken
 //!    does not block);

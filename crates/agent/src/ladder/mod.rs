@@ -1,5 +1,5 @@
-//! The check ladder (DESIGN.md §5): at `done` the harness runs the checks itself and never takes
-//! the model's word. `answer.rs` runs the steps in order; each step is a file of its own.
+//! The check ladder (docs/contracts.md §5): at `done` the harness runs the checks itself and never
+//! takes the model's word. `answer.rs` runs the steps in order; each step is a file of its own.
 
 mod answer;
 mod cx;

@@ -1,9 +1,9 @@
-//! The review step (DESIGN.md §5 step 7): after the check ladder passes, a reviewer model — the
-//! fixer's, or `review.model` — reads the ticket, the diff and the check report and answers with
-//! one `submit_review` call (for the embedded model, grammar-constrained like its tool calls). A
-//! request-changes verdict sends the run back into the loop with the notes, `review.returns`
-//! times at most (unset: once for a capable reviewer, never for a small one); after that it
-//! stands in the report for the person who approves.
+//! The review step (docs/contracts.md §5 step 7): after the check ladder passes, a reviewer model —
+//! the fixer's, or `review.model` — reads the ticket, the diff and the check report and answers
+//! with one `submit_review` call (for the embedded model, grammar-constrained like its tool calls).
+//! A request-changes verdict sends the run back into the loop with the notes, `review.returns`
+//! times at most (unset: once for a capable reviewer, never for a small one); after that it stands
+//! in the report for the person who approves.
 //!
 //! The reviewer is a model too, so its word never approves anything: the verdict a person sees is
 //! "needs attention" whenever the tamper scan flagged the diff, the reviewer read only part of it,

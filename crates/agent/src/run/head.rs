@@ -1,7 +1,7 @@
-//! The first request's fixed part (DESIGN.md §4): the rules, then the first message — the ticket on
-//! top, the project notes, the test command and its baseline, the repo map and, with the
-//! code-up-front helper, the source file the ticket is likely about — and what the helpers keep
-//! for later ([`Briefing`]: the closest test, the ticket's example). Every file is read through the
+//! The first request's fixed part (docs/contracts.md §4): the rules, then the first message — the
+//! ticket on top, the project notes, the test command and its baseline, the repo map and, with the
+//! code-up-front helper, the source file the ticket is likely about — and what the helpers keep for
+//! later ([`Briefing`]: the closest test, the ticket's example). Every file is read through the
 //! confined reader ([`Tree`]): a notes file that is a link out of the repository, a FIFO or too
 //! large is left out with a warning for a person, never read.
 

@@ -1,7 +1,7 @@
-//! The three budgets of a run (DESIGN.md §4). Tokens and estimated USD are counted from what the
-//! provider reports, so those two run against a mock OpenAI server that sends 2,000 tokens in and
-//! 100 out with every reply; the wall clock runs out during a slow test. Each ends the run as
-//! `budget_exceeded`: exit 1, no patch, the workspace rolled back and the attempt kept.
+//! The three budgets of a run (docs/contracts.md §4). Tokens and estimated USD are counted from
+//! what the provider reports, so those two run against a mock OpenAI server that sends 2,000 tokens
+//! in and 100 out with every reply; the wall clock runs out during a slow test. Each ends the run
+//! as `budget_exceeded`: exit 1, no patch, the workspace rolled back and the attempt kept.
 
 use plumb_protocol::Outcome;
 use plumb_test_support::Script;

@@ -1,6 +1,7 @@
-//! `plumb fix`'s flags end to end (DESIGN.md §7): `--ticket-text`, `--test-cmd`, `--journal` and
-//! `--out` each reach where they say in a BILL-412 run, `--out` writes nothing when there is no
-//! verified patch, and a value that cannot be used is bad input (exit 2) before any run starts.
+//! `plumb fix`'s flags end to end (docs/contracts.md §7): `--ticket-text`, `--test-cmd`,
+//! `--journal` and `--out` each reach where they say in a BILL-412 run, `--out` writes nothing when
+//! there is no verified patch, and a value that cannot be used is bad input (exit 2) before any run
+//! starts.
 
 use plumb_protocol::{CheckStep, Event, Outcome, Role};
 use plumb_test_support::{Script, billing_example};

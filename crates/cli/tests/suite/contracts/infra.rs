@@ -1,5 +1,5 @@
-//! Exit 3 (DESIGN.md §7: an infrastructure failure) when plumb's own machinery fails, at the
-//! start of a run and in the middle of one: the sandbox (a `bwrap` that cannot set up its
+//! Exit 3 (docs/contracts.md §7: an infrastructure failure) when plumb's own machinery fails, at
+//! the start of a run and in the middle of one: the sandbox (a `bwrap` that cannot set up its
 //! namespaces) and git (a `git` that cannot write). The fake program is first on the PATH of the
 //! plumb child only; the message carries what the program said, and a run that had started ends
 //! with a report, rolled back where git still works.

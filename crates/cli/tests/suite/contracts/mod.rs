@@ -1,6 +1,6 @@
-//! The contract points of DESIGN.md that had no test of their own (issue 20), each against the
-//! real `plumb` binary: the run's budgets, the `run` tool's allow-list, the reading tools' scope,
-//! exit 3 for plumb's own machinery (the sandbox, git), the `fix` flags end to end and
+//! The contract points of docs/contracts.md that had no test of their own (issue 20), each against
+//! the real `plumb` binary: the run's budgets, the `run` tool's allow-list, the reading tools'
+//! scope, exit 3 for plumb's own machinery (the sandbox, git), the `fix` flags end to end and
 //! `plumb doctor`. One module per area; what they share is here.
 
 mod budgets;

@@ -1,5 +1,5 @@
-//! The `run` tool's allow-list (DESIGN.md §3: one command from the list, no shell syntax): an
-//! empty argv, shell words and a command not on the list are each refused with a note the model
+//! The `run` tool's allow-list (docs/contracts.md §3: one command from the list, no shell syntax):
+//! an empty argv, shell words and a command not on the list are each refused with a note the model
 //! can act on, nothing runs, and the run goes on to the next call, which runs.
 
 use plumb_protocol::Outcome;

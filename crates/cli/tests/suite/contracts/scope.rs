@@ -1,7 +1,7 @@
-//! The scope of the reading tools (DESIGN.md §3: every path any tool takes is confined to the
-//! workspace, reads included): `search_code` and `list_files` given a `path` that escapes — `..`,
-//! an absolute path, a committed link out of the tree — are refused with a note and the run goes
-//! on; over the whole tree they do not follow that link. The secret outside never reaches
+//! The scope of the reading tools (docs/contracts.md §3: every path any tool takes is confined to
+//! the workspace, reads included): `search_code` and `list_files` given a `path` that escapes —
+//! `..`, an absolute path, a committed link out of the tree — are refused with a note and the run
+//! goes on; over the whole tree they do not follow that link. The secret outside never reaches
 //! anything plumb writes.
 
 use plumb_test_support::Script;
