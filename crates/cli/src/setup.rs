@@ -118,6 +118,14 @@ pub(crate) fn connect_options(config: &Config, spec: &ModelSpec) -> ConnectOptio
             constrained: local.constrained,
             prompt_cache: local.prompt_cache,
             thought: helpers.thought,
+            draft_tokens: local.draft_tokens,
+            // The candidates helper asks for its extra replies one after another; batched, they
+            // come from one request.
+            batch_candidates: if local.batch_candidates {
+                helpers.candidates.saturating_sub(1).max(1)
+            } else {
+                1
+            },
         },
     }
 }

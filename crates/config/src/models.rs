@@ -92,6 +92,12 @@ pub struct Local {
     /// Keep the evaluated system turn on disk beside the model files, so later runs load it instead of
     /// evaluating it again (turn off only to measure it).
     pub prompt_cache: bool,
+    /// Draft tokens guessed by prompt lookup (the text the model was shown) and checked in one
+    /// decode; 0 decodes one token at a time. The replies are the same; only their speed differs.
+    pub draft_tokens: u32,
+    /// Sample a round's extra candidate replies side by side in one batch (they share the
+    /// prompt); off samples each when it is needed (turn off only to measure it).
+    pub batch_candidates: bool,
 }
 
 impl Default for Local {
@@ -108,6 +114,8 @@ impl Default for Local {
             seed: 1234,
             constrained: true,
             prompt_cache: true,
+            draft_tokens: 8,
+            batch_candidates: true,
         }
     }
 }

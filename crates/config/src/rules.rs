@@ -144,6 +144,13 @@ pub(crate) const RULES: &[(&str, Rule)] = &[
             "only your own settings can make the local model load its saved state from disk",
         ),
     ),
+    ("local.draft_tokens", Rule::AtMost),
+    (
+        "local.batch_candidates",
+        Rule::OnlyOff(
+            "only your own settings can make the local model sample candidates side by side",
+        ),
+    ),
     ("helpers.thought", Rule::Allowed),
     ("helpers.code_up_front", Rule::Allowed),
     ("helpers.show_file_on_failed_edit", Rule::Allowed),

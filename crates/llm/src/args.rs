@@ -1,4 +1,5 @@
-//! Command-line flags: `--model PATH [--ctx N] [--threads N] [--batch N] [--state-dir DIR] [--verbose]`.
+//! Command-line flags: `--model PATH [--ctx N] [--threads N] [--batch N] [--parallel N] [--state-dir DIR]
+//! [--verbose]`.
 //!
 //! Each flag takes `--flag VALUE` or `--flag=VALUE`. Errors are sentences naming the flag and what to change;
 //! `main` prints them as a protocol error line.
@@ -8,9 +9,10 @@ use std::path::PathBuf;
 /// The usage text printed by `--help` (to stderr: stdout carries only protocol lines).
 pub const USAGE: &str =
     "usage: plumb-llm --model PATH [--ctx N (default 8192)] [--threads N (default: all cores)] \
-[--batch N (default 512)] [--state-dir DIR] [--verbose]
-Serves a local GGUF model over JSON Lines on stdin/stdout. With --state-dir, the evaluated state of a prompt sent
-with \"persist\": true is kept in DIR and loaded when a later process starts with the same prompt.";
+[--batch N (default 512)] [--parallel N (default 4)] [--state-dir DIR] [--verbose]
+Serves a local GGUF model over JSON Lines on stdin/stdout. A request may ask for up to --parallel replies (\"n\"),
+sampled side by side in one batch. With --state-dir, the evaluated state of a prompt sent with \"persist\": true is
+kept in DIR and loaded when a later process starts with the same prompt.";
 
 /// Parsed flags.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -19,6 +21,8 @@ pub struct Args {
     pub ctx: u32,
     pub threads: u32,
     pub batch: u32,
+    /// The most sequences one request may sample side by side.
+    pub parallel: u32,
     /// Where the states of persisted prompts are kept; none without the flag.
     pub state_dir: Option<PathBuf>,
     pub verbose: bool,
@@ -32,6 +36,10 @@ pub enum Command {
 }
 
 const MIN_CTX: u32 = 64;
+/// Four replies a round is plumb's default for the embedded model.
+const DEFAULT_PARALLEL: u32 = 4;
+/// llama.cpp keeps a fixed table per sequence; more than this is never useful on a CPU.
+const MAX_PARALLEL: u32 = 16;
 
 /// Parses the flags after the program name. `default_threads` is used when `--threads` is absent.
 pub fn parse(
@@ -42,6 +50,7 @@ pub fn parse(
     let mut ctx = 8192;
     let mut threads = default_threads.max(1);
     let mut batch = 512;
+    let mut parallel = DEFAULT_PARALLEL;
     let mut state_dir = None;
     let mut verbose = false;
 
@@ -64,13 +73,21 @@ pub fn parse(
             "--ctx" => ctx = number("--ctx", &value("--ctx")?, MIN_CTX)?,
             "--threads" => threads = number("--threads", &value("--threads")?, 1)?,
             "--batch" => batch = number("--batch", &value("--batch")?, 1)?,
+            "--parallel" => {
+                parallel = number("--parallel", &value("--parallel")?, 1)?;
+                if parallel > MAX_PARALLEL {
+                    return Err(format!(
+                        "--parallel {parallel} is too many; give at most {MAX_PARALLEL}."
+                    ));
+                }
+            }
             "--state-dir" => state_dir = Some(PathBuf::from(value("--state-dir")?)),
             "--verbose" => verbose = true,
             "--help" | "-h" => return Ok(Command::Help),
             other => {
                 return Err(format!(
-                    "Unknown argument {other:?}. Use --model PATH, --ctx N, --threads N, --batch N, --state-dir DIR \
-                     or --verbose."
+                    "Unknown argument {other:?}. Use --model PATH, --ctx N, --threads N, --batch N, --parallel N, \
+                     --state-dir DIR or --verbose."
                 ));
             }
         }
@@ -90,6 +107,7 @@ pub fn parse(
         ctx,
         threads,
         batch: batch.min(ctx),
+        parallel,
         state_dir,
         verbose,
     }))
@@ -127,6 +145,7 @@ mod tests {
                 "3",
                 "--batch",
                 "64",
+                "--parallel=2",
                 "--state-dir=/tmp/states",
                 "--verbose",
             ]),
@@ -136,12 +155,13 @@ mod tests {
         let actual: Vec<Result<Command, String>> =
             cases.into_iter().map(|case| parse(case, 2)).collect();
 
-        let serve = |ctx, threads, batch, state_dir: Option<&str>, verbose| {
+        let serve = |ctx, threads, batch, parallel, state_dir: Option<&str>, verbose| {
             Ok(Command::Serve(Args {
                 model: PathBuf::from(&model),
                 ctx,
                 threads,
                 batch,
+                parallel,
                 state_dir: state_dir.map(PathBuf::from),
                 verbose,
             }))
@@ -149,9 +169,9 @@ mod tests {
         assert_eq!(
             actual,
             vec![
-                serve(8192, 2, 512, None, false),
-                serve(4096, 3, 64, Some("/tmp/states"), true),
-                serve(128, 2, 128, None, false)
+                serve(8192, 2, 512, 4, None, false),
+                serve(4096, 3, 64, 2, Some("/tmp/states"), true),
+                serve(128, 2, 128, 4, None, false)
             ]
         );
     }
@@ -165,6 +185,7 @@ mod tests {
             args(&["--ctx", "ten"]),
             args(&["--threads", "0"]),
             args(&["--temperature", "1"]),
+            args(&["--parallel", "17"]),
         ];
 
         let actual: Vec<Result<Command, String>> =
@@ -178,9 +199,10 @@ mod tests {
             Err("--model needs a value; write --model VALUE.".to_owned()),
             Err("--ctx \"ten\" is not valid; give a whole number of at least 64.".to_owned()),
             Err("--threads \"0\" is not valid; give a whole number of at least 1.".to_owned()),
-            Err("Unknown argument \"--temperature\". Use --model PATH, --ctx N, --threads N, --batch N, --state-dir DIR \
-                 or --verbose."
+            Err("Unknown argument \"--temperature\". Use --model PATH, --ctx N, --threads N, --batch N, --parallel N, \
+                 --state-dir DIR or --verbose."
                 .to_owned()),
+            Err("--parallel 17 is too many; give at most 16.".to_owned()),
         ];
         assert_eq!(actual, expected);
     }

@@ -42,11 +42,6 @@ impl<T: Copy + PartialEq> TokenLog<T> {
         &self.tokens
     }
 
-    /// Length in bytes of the cached text.
-    pub fn text_len(&self) -> usize {
-        self.text.len()
-    }
-
     /// Records a token decoded at position `len()`, with its text.
     pub fn push(&mut self, token: T, piece: &[u8]) {
         self.tokens.push(token);
@@ -63,11 +58,6 @@ impl<T: Copy + PartialEq> TokenLog<T> {
 
     pub fn clear(&mut self) {
         self.truncate(0);
-    }
-
-    /// How many leading tokens spell text that lies entirely within the first `bytes` bytes.
-    pub fn tokens_within(&self, bytes: usize) -> usize {
-        self.ends.partition_point(|end| *end <= bytes)
     }
 
     /// The tokens for `prompt` and how many of them can stay in the cache. `tokenize(text, whole_prompt)` must
@@ -176,13 +166,9 @@ mod tests {
     #[test]
     fn truncating_keeps_text_and_tokens_in_step() {
         let mut cached = log(&[(1, "ab"), (2, "c"), (3, "de")]);
-        let within = [0, 1, 2, 3, 4, 5, 6].map(|bytes| cached.tokens_within(bytes));
 
         cached.truncate(2);
 
-        assert_eq!(
-            (within, cached),
-            ([0, 0, 1, 2, 2, 3, 3], log(&[(1, "ab"), (2, "c")]))
-        );
+        assert_eq!(cached, log(&[(1, "ab"), (2, "c")]));
     }
 }

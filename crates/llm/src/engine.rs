@@ -1,15 +1,18 @@
-//! The llama.cpp side: one model, one context, one sequence whose KV cache carries over between requests.
+//! The llama.cpp side: one model, one context, sequence 0 whose KV cache carries over between requests.
 //!
-//! Invariant: `log` holds exactly the tokens in the KV cache of sequence 0, position `i` holding token `i`.
-//! Every step that changes the cache updates `log` with it, and any failure in between clears both.
+//! Invariant: `log` holds exactly the tokens in the KV cache of sequence 0, position `i` holding token `i`,
+//! and between requests no other sequence holds any. Every step that changes the cache updates `log` with it,
+//! and any failure in between clears both.
 //!
 //! Steps of [`Engine::run`]: build the samplers (so a bad schema fails before any work), load a persisted state
 //! for a fresh cache when asked (see [`crate::persist`]), tokenize (reusing cached tokens, see
-//! [`crate::cache`]), check the context window, drop the cache suffix that differs from the prompt, decode the
-//! rest of the prompt in batches (none when the cache holds it whole and nothing is to be generated), then
-//! sample and decode one token at a time until an end-of-generation token, a stop string, a complete grammar,
-//! or `max_tokens`. After a stop string the tokens that spelled it are dropped from the cache too, so the next
-//! prompt (which holds the returned text, not the stop string) extends the cached text.
+//! [`crate::cache`]), check the context window (and how many of the `n` sequences it holds), drop the cache
+//! suffix that differs from the prompt, decode the rest of the prompt in batches (none when the cache holds it
+//! whole and nothing is to be generated), share the prompt with sequences 1..n, then generate
+//! ([`crate::generate`]: every sequence a token per step in one batch, with drafts when asked) until each ends
+//! at an end-of-generation token, a stop string, a complete grammar, or `max_tokens`. Sequence 0 keeps what it
+//! generated but the token that ended it and any stop string, so the next prompt (which holds the returned text,
+//! not the stop string) extends the cached text; the other sequences are removed.
 //!
 //! Between prompt batches and between generated tokens the engine checks whether stdin has closed (see
 //! [`crate::input`]): then nobody will read the reply, and the request is abandoned
@@ -28,10 +31,11 @@ use llama_cpp_2::model::LlamaModel;
 use llama_cpp_2::token::LlamaToken;
 
 use crate::cache::{TokenLog, common_prefix};
+use crate::generate::{Choice, DraftStats, Plan, generate};
 use crate::persist::StateStore;
-use crate::protocol::{ErrorKind, Finish, Request};
-use crate::sampling::{Sampler, Step, schema_to_gbnf};
-use crate::text::{StopStrings, Utf8Stream};
+use crate::protocol::{ErrorKind, Finish, Request, sequence_seed};
+use crate::sampling::{Sampler, schema_to_gbnf};
+use crate::text::StopStrings;
 
 /// Context settings from the command line.
 #[derive(Debug, Clone, Copy)]
@@ -39,6 +43,8 @@ pub struct ContextSettings {
     pub n_ctx: u32,
     pub threads: u32,
     pub batch: u32,
+    /// The most sequences a request may sample side by side.
+    pub parallel: u32,
 }
 
 /// Why a request failed.
@@ -86,13 +92,13 @@ pub enum StateNote {
 /// The result of one request.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Generation {
-    pub text: String,
+    /// Every sequence's reply, sequence 0 first; one with no text when nothing was generated.
+    pub choices: Vec<Choice>,
     pub prompt_tokens: usize,
     pub cached_tokens: usize,
-    pub output_tokens: usize,
     pub prompt_time: Duration,
     pub gen_time: Duration,
-    pub finish: Finish,
+    pub drafts: DraftStats,
     /// What happened to the prompt's persisted state, in order (empty unless the request asked to persist).
     pub state: Vec<StateNote>,
 }
@@ -103,6 +109,7 @@ pub struct Engine<'m> {
     ctx: LlamaContext<'m>,
     log: TokenLog<LlamaToken>,
     batch: usize,
+    parallel: usize,
     store: Option<StateStore>,
     /// Set when stdin ends; see the module header.
     stdin_closed: Arc<AtomicBool>,
@@ -119,8 +126,12 @@ impl<'m> Engine<'m> {
         stdin_closed: Arc<AtomicBool>,
     ) -> Result<Self, String> {
         let threads = i32::try_from(settings.threads).unwrap_or(i32::MAX);
+        // One unified cache for all sequences: they share the prompt's cells, and sequence 0 alone
+        // may use the whole window (a split cache would give each sequence 1/n of it).
         let params = LlamaContextParams::default()
             .with_n_ctx(NonZeroU32::new(settings.n_ctx))
+            .with_n_seq_max(settings.parallel.max(1))
+            .with_kv_unified(true)
             .with_n_batch(settings.batch)
             .with_n_ubatch(settings.batch)
             .with_n_threads(threads)
@@ -136,6 +147,7 @@ impl<'m> Engine<'m> {
             ctx,
             log: TokenLog::default(),
             batch: usize::try_from(settings.batch).unwrap_or(512).max(1),
+            parallel: usize::try_from(settings.parallel).unwrap_or(1).max(1),
             store,
             stdin_closed,
         })
@@ -154,8 +166,19 @@ impl<'m> Engine<'m> {
             .map(|schema| schema_to_gbnf(schema))
             .transpose()
             .map_err(EngineError::BadRequest)?;
-        let mut sampler =
-            Sampler::new(self.model, request, gbnf.as_deref()).map_err(EngineError::BadRequest)?;
+        let wanted = usize::try_from(request.n).unwrap_or(usize::MAX);
+        if wanted > self.parallel {
+            return Err(EngineError::BadRequest(format!(
+                "\"n\" is {}, but this runner samples at most {} replies at once; ask for fewer or start \
+                 plumb-llm with a larger --parallel.",
+                request.n, self.parallel
+            )));
+        }
+        // Built before any work, so a grammar llama.cpp rejects fails at once.
+        let mut samplers = vec![
+            Sampler::new(self.model, request, gbnf.as_deref(), request.seed)
+                .map_err(EngineError::BadRequest)?,
+        ];
 
         let prompt_start = Instant::now();
         let mut state = Vec::new();
@@ -185,6 +208,19 @@ impl<'m> Engine<'m> {
                 n_ctx,
             });
         }
+        let (sequences, draft) = fit_window(
+            n_ctx - prompt.len(),
+            request.max_tokens as usize,
+            wanted,
+            request.draft as usize,
+        );
+        for index in 1..sequences {
+            let seed = sequence_seed(request.seed, u32::try_from(index).unwrap_or(u32::MAX));
+            samplers.push(
+                Sampler::new(self.model, request, gbnf.as_deref(), seed)
+                    .map_err(EngineError::BadRequest)?,
+            );
+        }
 
         // Without generation no logits are needed, so a prompt the cache already holds whole is not decoded
         // again (which would also change its last token's cached values slightly, in a batch of one).
@@ -204,13 +240,18 @@ impl<'m> Engine<'m> {
         let prompt_time = prompt_start.elapsed();
 
         let mut generation = Generation {
-            text: String::new(),
+            choices: vec![Choice {
+                text: String::new(),
+                output_tokens: 0,
+                finish: Finish::Length,
+                duplicate_of: None,
+                kept: Vec::new(),
+            }],
             prompt_tokens: prompt.len(),
             cached_tokens,
-            output_tokens: 0,
             prompt_time,
             gen_time: Duration::ZERO,
-            finish: Finish::Length,
+            drafts: DraftStats::default(),
             state,
         };
         if request.max_tokens == 0 {
@@ -218,14 +259,52 @@ impl<'m> Engine<'m> {
         }
 
         let gen_start = Instant::now();
-        sampler.accept_history(&prompt);
-        let (text, output_tokens, finish) =
-            self.guard(|engine| engine.generate(request, &mut sampler, logits_idx))?;
-        generation.text = text;
-        generation.output_tokens = output_tokens;
-        generation.finish = finish;
+        for sampler in &mut samplers {
+            sampler.accept_history(&prompt);
+        }
+        let stops = StopStrings::new(&request.stop);
+        let plan = Plan {
+            prompt: &prompt,
+            logits_idx,
+            max_tokens: request.max_tokens as usize,
+            draft,
+            stops: &stops,
+        };
+        let (choices, drafts) = self.guard(|engine| engine.generate(samplers, &plan))?;
+        generation.choices = choices;
+        generation.drafts = drafts;
         generation.gen_time = gen_start.elapsed();
         Ok(generation)
+    }
+
+    /// Shares the prompt (all sequence 0 holds) with one more sequence per sampler, generates, and
+    /// leaves sequence 0 with the prompt and its reply, the others empty.
+    fn generate(
+        &mut self,
+        samplers: Vec<Sampler>,
+        plan: &Plan<'_>,
+    ) -> Result<(Vec<Choice>, DraftStats), String> {
+        let sequences = samplers.len();
+        for seq in 1..sequences {
+            let seq = i32::try_from(seq).map_err(|_| "sequence id out of range".to_owned())?;
+            self.ctx
+                .copy_kv_cache_seq(0, seq, None, None)
+                .map_err(|err| format!("could not share the prompt's cache ({err})"))?;
+        }
+        let closed = Arc::clone(&self.stdin_closed);
+        let abandoned = move || closed.load(Ordering::SeqCst);
+        let (choices, stats) = generate(&mut self.ctx, self.model, samplers, plan, &abandoned)?;
+        for seq in 1..sequences {
+            let seq = u32::try_from(seq).map_err(|_| "sequence id out of range".to_owned())?;
+            self.ctx
+                .clear_kv_cache_seq(Some(seq), None, None)
+                .map_err(|err| format!("could not drop a sequence's cache ({err})"))?;
+        }
+        if let Some(first) = choices.first() {
+            let kept = first.kept.clone();
+            self.record(&kept);
+        }
+        Ok((choices, stats))
     }
 
     /// Loads the stored state of `prompt` into an empty cache when one exists and holds exactly the prompt's
@@ -370,65 +449,36 @@ impl<'m> Engine<'m> {
         }
     }
 
-    /// Samples up to `max_tokens` tokens; returns the text, the number of text tokens, and why it ended.
-    fn generate(
-        &mut self,
-        request: &Request,
-        sampler: &mut Sampler,
-        mut logits_idx: i32,
-    ) -> Result<(String, usize, Finish), String> {
-        let vocab = self.model.vocab();
-        let stops = StopStrings::new(&request.stop);
-        let mut out = Utf8Stream::default();
-        let mut piece = Vec::new();
-        let mut batch = LlamaBatch::new(1, 1);
-        let mut produced = 0;
-        let max_tokens = usize::try_from(request.max_tokens).unwrap_or(usize::MAX);
-        let text_start = self.log.text_len();
-
-        let finish = loop {
-            self.check_abandoned()?;
-            let token = match sampler.sample(&self.ctx, logits_idx, |token| vocab.is_eog(token))? {
-                Step::Token(token) => token,
-                Step::GrammarDone => break Finish::Grammar,
-            };
-            if vocab.is_eog(token) {
-                break if sampler.has_grammar() {
-                    Finish::Grammar
-                } else {
-                    Finish::Stop
-                };
-            }
-            produced += 1;
-
-            piece.clear();
-            vocab.token_to_piece_into(token, &mut piece, /*special*/ true, None);
-            let checked = out.text().len();
-            out.push(&piece);
-            if let Some(at) = stops.find(out.text(), checked) {
-                out.truncate(at);
-                self.keep_prefix(self.log.tokens_within(text_start + at));
-                break Finish::Stop;
-            }
-            if produced >= max_tokens {
-                break Finish::Length;
-            }
-
-            batch.clear();
-            batch
-                .add(token, self.position(0)?, &[0], true)
-                .map_err(|err| format!("could not fill a generation batch ({err})"))?;
-            self.ctx
-                .decode(&mut batch)
-                .map_err(|err| format!("llama.cpp failed to evaluate a generated token ({err})"))?;
-            self.log.push(token, &piece);
-            logits_idx = 0;
-        };
-        Ok((out.into_text(), produced, finish))
-    }
-
     /// The cache position of the `offset`-th token after the cached ones.
     fn position(&self, offset: usize) -> Result<i32, String> {
         i32::try_from(self.log.len() + offset).map_err(|_| "token position out of range".to_owned())
+    }
+}
+
+/// How many of `wanted` sequences fit in `room` cells after the prompt, each with `max_tokens`,
+/// and how many drafts each may then put in the cache beyond them: drafting only saves time, so it
+/// gives way first; a sequence that does not fit is left for a later request.
+fn fit_window(room: usize, max_tokens: usize, wanted: usize, draft: usize) -> (usize, usize) {
+    let mut sequences = wanted.max(1);
+    while sequences > 1 && sequences * max_tokens > room {
+        sequences -= 1;
+    }
+    let draft = draft.min((room / sequences).saturating_sub(max_tokens));
+    (sequences, draft)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::fit_window;
+    use pretty_assertions::assert_eq;
+
+    #[test]
+    fn sequences_then_drafts_give_way_to_the_window() {
+        assert_eq!(fit_window(10_000, 512, 4, 8), (4, 8));
+        assert_eq!(fit_window(1_200, 512, 4, 8), (2, 8));
+        assert_eq!(fit_window(1_030, 512, 4, 8), (2, 3));
+        assert_eq!(fit_window(600, 512, 4, 8), (1, 8));
+        assert_eq!(fit_window(515, 512, 4, 8), (1, 3));
+        assert_eq!(fit_window(512, 512, 1, 8), (1, 0));
     }
 }

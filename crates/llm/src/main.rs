@@ -11,7 +11,9 @@
 mod args;
 mod cache;
 mod engine;
+mod generate;
 mod input;
+mod lookup;
 mod persist;
 mod protocol;
 mod rss;
@@ -31,7 +33,7 @@ use crate::args::{Args, Command};
 use crate::engine::{ContextSettings, Engine, EngineError, StateNote};
 use crate::input::Input;
 use crate::persist::StateStore;
-use crate::protocol::{ErrorKind, ErrorReply, Event, Reply, Request, millis};
+use crate::protocol::{ChoiceReply, ErrorKind, ErrorReply, Event, Reply, Request, millis};
 
 fn main() -> ExitCode {
     // Linux keeps this across the exec plumb started us with; a failure leaves only the stdin check below.
@@ -80,6 +82,7 @@ fn serve(args: &Args, input: &Input) -> Result<(), String> {
         n_ctx: args.ctx,
         threads: args.threads,
         batch: args.batch,
+        parallel: args.parallel,
     };
     let store = args
         .state_dir
@@ -136,16 +139,21 @@ fn answer(
 ) -> Result<(), String> {
     match engine.run(request) {
         Ok(generation) => {
+            let output_tokens: usize = generation.choices.iter().map(|c| c.output_tokens).sum();
             if verbose {
                 eprintln!(
-                    "plumb-llm: id {}: prompt {} tokens ({} cached) in {:.0} ms, {} tokens in {:.0} ms, {:?}",
+                    "plumb-llm: id {}: prompt {} tokens ({} cached) in {:.0} ms, {} tokens in {} sequences in {:.0} ms \
+                     ({} decodes, {} of {} drafts kept)",
                     request.id,
                     generation.prompt_tokens,
                     generation.cached_tokens,
                     generation.prompt_time.as_secs_f64() * 1000.0,
-                    generation.output_tokens,
+                    output_tokens,
+                    generation.choices.len(),
                     generation.gen_time.as_secs_f64() * 1000.0,
-                    generation.finish
+                    generation.drafts.decodes,
+                    generation.drafts.accepted,
+                    generation.drafts.drafted,
                 );
                 for note in &generation.state {
                     match note {
@@ -159,15 +167,35 @@ fn answer(
                     }
                 }
             }
+            let choices: Vec<ChoiceReply> = generation
+                .choices
+                .into_iter()
+                .map(|choice| ChoiceReply {
+                    text: choice.text,
+                    output_tokens: choice.output_tokens,
+                    finish: choice.finish,
+                    duplicate_of: choice.duplicate_of,
+                })
+                .collect();
+            let first = choices.first().cloned().unwrap_or(ChoiceReply {
+                text: String::new(),
+                output_tokens: 0,
+                finish: protocol::Finish::Length,
+                duplicate_of: None,
+            });
             let reply = Reply {
                 id: request.id,
-                text: generation.text,
+                text: first.text,
                 prompt_tokens: generation.prompt_tokens,
                 cached_tokens: generation.cached_tokens,
-                output_tokens: generation.output_tokens,
+                output_tokens,
                 prompt_ms: millis(generation.prompt_time),
                 gen_ms: millis(generation.gen_time),
-                finish: generation.finish,
+                finish: first.finish,
+                choices,
+                drafted: generation.drafts.drafted,
+                accepted: generation.drafts.accepted,
+                decodes: generation.drafts.decodes,
                 peak_rss_kb: rss::peak_rss_kb(),
             };
             write_line(out, &reply)

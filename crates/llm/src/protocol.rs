@@ -34,8 +34,17 @@ pub struct Request {
     /// 1.0 disables the repetition penalty.
     #[serde(default = "defaults::repeat_penalty")]
     pub repeat_penalty: f32,
+    /// The seed of sequence 0; sequence `i` samples with [`sequence_seed`]`(seed, i)`.
     #[serde(default = "defaults::seed")]
     pub seed: u32,
+    /// Replies to sample side by side from this prompt (one batch, see `generate.rs`); at most the
+    /// runner's `--parallel`. Fewer come back when the context window cannot hold them all.
+    #[serde(default = "defaults::n")]
+    pub n: u32,
+    /// Draft tokens guessed by prompt lookup and verified per decode (0: plain decoding). The
+    /// reply is the one plain decoding gives; only the number of decodes changes.
+    #[serde(default)]
+    pub draft: u32,
     /// Generation ends before the first occurrence of any of these; the stop string is not returned.
     #[serde(default = "defaults::stop")]
     pub stop: Vec<String>,
@@ -72,9 +81,22 @@ mod defaults {
     pub fn seed() -> u32 {
         42
     }
+    pub fn n() -> u32 {
+        1
+    }
     pub fn stop() -> Vec<String> {
         vec!["<|im_end|>".to_owned()]
     }
+}
+
+/// The most draft tokens one decode verifies: past a dozen, a CPU spends more on the batch than
+/// the guesses save.
+pub const MAX_DRAFT: u32 = 16;
+
+/// The seed sequence `index` of a request samples with: sequence 0 the request's own, the others
+/// spread far apart, so two sequences never share a random stream.
+pub fn sequence_seed(seed: u32, index: u32) -> u32 {
+    seed.wrapping_add(index.wrapping_mul(0x9E37_79B9))
 }
 
 /// A request line that could not be used, with its id when the line had a readable one.
@@ -131,6 +153,15 @@ impl Request {
                 self.repeat_penalty
             ));
         }
+        if self.n == 0 {
+            return Err("\"n\" is 0; ask for at least one reply.".to_owned());
+        }
+        if self.draft > MAX_DRAFT {
+            return Err(format!(
+                "\"draft\" is {}; at most {MAX_DRAFT} draft tokens are verified at once.",
+                self.draft
+            ));
+        }
         if self.stop.iter().any(String::is_empty) {
             return Err("\"stop\" holds an empty string; remove it.".to_owned());
         }
@@ -150,7 +181,19 @@ pub enum Finish {
     Grammar,
 }
 
-/// A successful reply.
+/// One of the replies a request sampled.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ChoiceReply {
+    pub text: String,
+    pub output_tokens: usize,
+    pub finish: Finish,
+    /// The index of an earlier choice this one repeats word for word.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub duplicate_of: Option<usize>,
+}
+
+/// A successful reply. `text` and `finish` are those of the first choice; `output_tokens` counts
+/// every choice's tokens (what the request cost).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Reply {
     pub id: u64,
@@ -162,6 +205,13 @@ pub struct Reply {
     pub prompt_ms: f64,
     pub gen_ms: f64,
     pub finish: Finish,
+    /// Every reply sampled, the first included.
+    pub choices: Vec<ChoiceReply>,
+    /// Draft tokens verified and kept, and the decodes generation took (one per step of all
+    /// sequences together).
+    pub drafted: usize,
+    pub accepted: usize,
+    pub decodes: usize,
     pub peak_rss_kb: Option<u64>,
 }
 
@@ -221,6 +271,8 @@ mod tests {
             min_p: 0.05,
             repeat_penalty: 1.0,
             seed: 42,
+            n: 1,
+            draft: 0,
             stop: vec!["<|im_end|>".to_owned()],
             persist: false,
         };
@@ -231,7 +283,7 @@ mod tests {
     fn reads_every_field() {
         let line = r#"{"id": 7, "prompt": "p", "json_schema": {"type": "object", "properties": {"b": {}, "a": {}}},
             "max_tokens": 0, "temperature": 0.0, "top_k": 0, "top_p": 1.0, "min_p": 0.0, "repeat_penalty": 1.1,
-            "seed": 3, "stop": [], "persist": true}"#;
+            "seed": 3, "n": 4, "draft": 8, "stop": [], "persist": true}"#;
 
         let actual = Request::parse(line);
 
@@ -246,6 +298,8 @@ mod tests {
             min_p: 0.0,
             repeat_penalty: 1.1,
             seed: 3,
+            n: 4,
+            draft: 8,
             stop: vec![],
             persist: true,
         };
@@ -269,6 +323,8 @@ mod tests {
             r#"{"id": 6, "prompt": ""}"#,
             r#"{"id": 8, "prompt": "x", "top_p": 0}"#,
             r#"{"prompt": "x"}"#,
+            r#"{"id": 9, "prompt": "x", "n": 0}"#,
+            r#"{"id": 10, "prompt": "x", "draft": 17}"#,
         ];
 
         let actual: Vec<Option<u64>> = lines
@@ -276,7 +332,19 @@ mod tests {
             .map(|line| Request::parse(line).err().and_then(|BadLine { id, .. }| id))
             .collect();
 
-        assert_eq!(actual, vec![None, Some(4), Some(5), Some(6), Some(8), None]);
+        assert_eq!(
+            actual,
+            vec![
+                None,
+                Some(4),
+                Some(5),
+                Some(6),
+                Some(8),
+                None,
+                Some(9),
+                Some(10)
+            ]
+        );
     }
 
     #[test]

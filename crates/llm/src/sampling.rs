@@ -44,8 +44,14 @@ pub struct Sampler {
 }
 
 impl Sampler {
-    /// Builds the chain from the request's settings and compiles `gbnf` when given.
-    pub fn new(model: &LlamaModel, request: &Request, gbnf: Option<&str>) -> Result<Self, String> {
+    /// Builds the chain from the request's settings, sampling with `seed`, and compiles `gbnf`
+    /// when given (each sampler has its own grammar state).
+    pub fn new(
+        model: &LlamaModel,
+        request: &Request,
+        gbnf: Option<&str>,
+        seed: u32,
+    ) -> Result<Self, String> {
         let grammar = gbnf
             .map(|gbnf| {
                 LlamaSampler::grammar(model, gbnf, "root").map_err(|err| {
@@ -79,7 +85,7 @@ impl Sampler {
                 chain.push(LlamaSampler::min_p(request.min_p, /*min_keep*/ 1));
             }
             chain.push(LlamaSampler::temp(request.temperature));
-            chain.push(LlamaSampler::dist(request.seed));
+            chain.push(LlamaSampler::dist(seed));
         }
         Ok(Self {
             chain: LlamaSampler::chain_simple(chain),

@@ -207,6 +207,8 @@ fn every_key_set() -> Config {
         seed,
         constrained,
         prompt_cache,
+        draft_tokens,
+        batch_candidates,
     } = Local::default();
     let RunPolicy { allowed_commands } = RunPolicy::default();
     Config {
@@ -282,6 +284,8 @@ fn every_key_set() -> Config {
             seed,
             constrained,
             prompt_cache,
+            draft_tokens,
+            batch_candidates,
         },
         helpers: Helpers {
             profile: Some(plumb_protocol::ModelProfile::Small),

@@ -368,3 +368,102 @@ fn closing_stdin_mid_generation_ends_the_runner_at_once() {
         "the runner took {waited:?} after stdin closed"
     );
 }
+
+/// A prompt whose reply copies text it was shown: a function to write out again with one change.
+fn copy_prompt() -> String {
+    let listing: String = (1..=12)
+        .map(|n| format!("    total = total + rate * {n}  # step {n} of the running total\n"))
+        .collect();
+    format!(
+        "<|im_start|>system\nYou rewrite Python functions.<|im_end|>\n<|im_start|>user\nHere is a function:\n\
+         def running_total(rate):\n    total = 0\n{listing}    return total\n\nWrite the function again exactly, \
+         but name it running_sum.<|im_end|>\n<|im_start|>assistant\ndef running_sum(rate):\n"
+    )
+}
+
+#[test]
+fn drafting_does_not_change_a_greedy_reply() {
+    let mut server = Server::with_test_model(&[]);
+    let _ready = server.next();
+    let prompt = copy_prompt();
+    let ask = |server: &mut Server, id: u64, draft: u64| {
+        server.ask(
+            &json!({"id": id, "prompt": prompt, "max_tokens": 160, "temperature": 0.0,
+            "draft": draft, "stop": ["<|im_end|>", "\n\n"]}),
+        )
+    };
+    let plain = ask(&mut server, 1, 0);
+    let drafted = ask(&mut server, 2, 8);
+    let plain_again = ask(&mut server, 3, 0);
+    let exit_code = server.finish();
+
+    let count = |reply: &Value, key: &str| reply[key].as_u64().unwrap_or(0);
+    assert_eq!(
+        json!({"text": drafted["text"], "finish": drafted["finish"]}),
+        json!({"text": plain["text"], "finish": plain["finish"]}),
+        "drafting changed the reply"
+    );
+    assert_eq!(
+        plain_again["text"], plain["text"],
+        "a drafted request left the cache changed"
+    );
+    assert_eq!(count(&plain, "drafted"), 0);
+    assert!(
+        count(&drafted, "accepted") > 0,
+        "no draft was kept, so the comparison shows nothing: {drafted}"
+    );
+    assert!(
+        count(&drafted, "decodes") < count(&plain, "decodes"),
+        "kept drafts save decodes: {drafted} against {plain}"
+    );
+    assert_eq!(exit_code, Some(0));
+}
+
+#[test]
+fn several_replies_come_from_one_request_and_the_first_stays_cached() {
+    let mut server = Server::with_test_model(&["--parallel", "3"]);
+    let _ready = server.next();
+    let prompt = first_prompt();
+    let many = server.ask(
+        &json!({"id": 1, "prompt": prompt, "json_schema": tool_schema(), "max_tokens": 200,
+        "temperature": 1.0, "n": 3, "draft": 4}),
+    );
+    let choices = many["choices"].as_array().cloned().unwrap_or_default();
+    let first_text = choices
+        .first()
+        .and_then(|c| c["text"].as_str())
+        .unwrap_or_default()
+        .to_owned();
+    let next_prompt = format!("{prompt}{first_text}<|im_end|>\n<|im_start|>user\nok<|im_end|>\n");
+    let follow_up = server.ask(&json!({"id": 2, "prompt": next_prompt, "max_tokens": 2}));
+    let too_many = server.ask(&json!({"id": 3, "prompt": prompt, "n": 4}));
+    let exit_code = server.finish();
+
+    let as_u64 = |reply: &Value, key: &str| reply[key].as_u64().unwrap_or(u64::MAX);
+    let per_choice: Vec<Value> = choices
+        .iter()
+        .map(|c| {
+            json!({"finish": c["finish"], "matches": matches_tool_schema(c["text"].as_str().unwrap_or_default())})
+        })
+        .collect();
+    let tokens: u64 = choices.iter().map(|c| as_u64(c, "output_tokens")).sum();
+    let actual = json!({
+        "choices": per_choice,
+        "text_is_the_first": many["text"] == json!(first_text),
+        "output_tokens_add_up": as_u64(&many, "output_tokens") == tokens,
+        "follow_up_reuses_the_first_choice":
+            as_u64(&follow_up, "cached_tokens") == as_u64(&many, "prompt_tokens") + as_u64(&choices[0], "output_tokens"),
+        "too_many": outline(&too_many),
+        "exit_code": exit_code,
+    });
+    let grammar = json!({"finish": "grammar", "matches": true});
+    let expected = json!({
+        "choices": [grammar, grammar, grammar],
+        "text_is_the_first": true,
+        "output_tokens_add_up": true,
+        "follow_up_reuses_the_first_choice": true,
+        "too_many": {"id": 3, "kind": "bad_request"},
+        "exit_code": 0,
+    });
+    assert_eq!(actual, expected, "{many}");
+}

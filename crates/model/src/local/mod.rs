@@ -4,9 +4,11 @@
 //! capped in length, and sampled with settings that suit a small model.
 
 mod chatml;
+mod queue;
 mod runner;
 mod schema;
 
+use std::collections::VecDeque;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -43,6 +45,12 @@ pub struct LocalTuning {
     pub prompt_cache: bool,
     /// Ask for a free-text `thought` before each call.
     pub thought: bool,
+    /// Draft tokens guessed by prompt lookup and verified per decode (0: plain decoding). The
+    /// replies are the same either way; only their speed changes.
+    pub draft_tokens: u32,
+    /// Replies the first `sample_again` of a request samples in one batch (the candidates helper's
+    /// extra replies); 1 samples each when asked.
+    pub batch_candidates: u32,
 }
 
 impl Default for LocalTuning {
@@ -60,9 +68,14 @@ impl Default for LocalTuning {
             constrained: true,
             prompt_cache: true,
             thought: true,
+            draft_tokens: DEFAULT_DRAFT_TOKENS,
+            batch_candidates: 1,
         }
     }
 }
+
+/// Draft tokens per decode by default: see `plumb-bench`'s `llm` table in docs/local-model.md.
+pub const DEFAULT_DRAFT_TOKENS: u32 = 8;
 
 impl LocalTuning {
     /// The thread count to run with: the setting, or every CPU when it is 0.
@@ -89,6 +102,8 @@ pub struct LocalSettings {
 struct State {
     runner: Option<Runner>,
     requests: u64,
+    /// Extra replies sampled with an earlier attempt, for the attempts that follow.
+    queued: Option<queue::Queued>,
 }
 
 /// The client for the embedded model.
@@ -108,6 +123,7 @@ impl LocalClient {
             state: Arc::new(Mutex::new(State {
                 runner: None,
                 requests: 0,
+                queued: None,
             })),
         };
         if let Ok(handle) = tokio::runtime::Handle::try_current() {
@@ -141,6 +157,8 @@ impl LocalClient {
             min_p: s.min_p,
             repeat_penalty: s.repeat_penalty,
             seed: request_seed(s.seed, id),
+            n: 1,
+            draft: s.draft_tokens,
             stop: vec![chatml::TURN_END.to_string()],
             persist: false,
         }
@@ -170,6 +188,7 @@ async fn ensure_runner<'a>(
             &settings.model_path,
             settings.tuning.context,
             settings.tuning.threads(),
+            settings.tuning.batch_candidates,
             state_dir.as_deref(),
         )
         .await?;
@@ -233,8 +252,10 @@ impl ModelClient for LocalClient {
 
 impl LocalClient {
     /// One reply to `request`. Attempt 0 is the model's own best guess; later attempts (another
-    /// seed, since every runner request has its own) are sampled at least at
-    /// [`CANDIDATE_TEMPERATURE`], so they differ from it.
+    /// seed, since every runner request and every sequence of one has its own) are sampled at
+    /// least at [`CANDIDATE_TEMPERATURE`], so they differ from it. Attempt 1 samples
+    /// `batch_candidates` replies in one batch and queues all but the first for the attempts
+    /// after it.
     async fn sample(&self, request: &ModelRequest, attempt: u32) -> Result<ModelReply, ModelError> {
         let prompt = chatml::render(
             &request.messages,
@@ -242,20 +263,32 @@ impl LocalClient {
             self.settings.tuning.thought,
             request.next_step.as_deref(),
         );
-        let schema = if self.settings.tuning.constrained {
+        let schema_text = self
+            .settings
+            .tuning
+            .constrained
             // Every tool is described in the prompt (it stays cacheable); the grammar offers
             // only the ones this reply may call.
-            let text = schema::reply_schema(&offered_tools(request), self.settings.tuning.thought);
-            let raw = serde_json::value::RawValue::from_string(text).map_err(|err| {
+            .then(|| schema::reply_schema(&offered_tools(request), self.settings.tuning.thought));
+        let mut state = self.state.lock().await;
+        if attempt > 0 {
+            if let Some(reply) =
+                queue::take(&mut state.queued, &prompt, schema_text.as_deref(), attempt)
+            {
+                return Ok(reply);
+            }
+        } else {
+            state.queued = None;
+        }
+        let schema = schema_text
+            .clone()
+            .map(serde_json::value::RawValue::from_string)
+            .transpose()
+            .map_err(|err| {
                 ModelError::Service(format!(
                     "plumb built a reply schema that is not JSON: {err}"
                 ))
             })?;
-            Some(raw)
-        } else {
-            None
-        };
-        let mut state = self.state.lock().await;
         state.requests += 1;
         // Another sample is worth less than the first: one that rambles is cut off sooner.
         let max_tokens = if attempt > 0 {
@@ -267,6 +300,9 @@ impl LocalClient {
             self.settings.tuning.max_reply_tokens
         };
         let mut runner_request = self.request_for(state.requests, prompt, schema, max_tokens);
+        if attempt == 1 {
+            runner_request.n = self.settings.tuning.batch_candidates.max(1);
+        }
         // After a refused call a small model tends to copy its last reply; sampling hotter breaks
         // the loop where the note alone does not.
         let failures = trailing_failures(&request.messages);
@@ -292,34 +328,93 @@ impl LocalClient {
                 }
                 Err(err) => return Err(err),
             };
-            // Every sample is counted, the discarded ones too.
+            // Every sample is counted, the discarded ones too: the prompt once, each reply's
+            // tokens with the reply that carries them.
             usage.input_tokens += reply.prompt_tokens;
             usage.cached_tokens += reply.cached_tokens;
-            usage.output_tokens += reply.output_tokens;
-            let parsed = reply_from_text(
-                &reply.text,
-                &request.tools,
-                usage,
-                state.requests,
-                reply.finish == "length",
-            );
-            let repeats_a_refusal = parsed
-                .tool_calls
-                .first()
-                .is_some_and(|call| refused.contains(&(&call.name, &call.arguments)));
-            if !repeats_a_refusal || resamples >= MAX_RESAMPLES {
-                return Ok(parsed);
+            let mut parsed: VecDeque<ModelReply> = choices_of(&reply)
+                .into_iter()
+                .map(|(text, output_tokens, cut)| {
+                    let own = Usage {
+                        output_tokens,
+                        ..Usage::default()
+                    };
+                    reply_from_text(&text, &request.tools, own, state.requests, cut)
+                })
+                .collect();
+            // The first reply that does not repeat a refused call is the answer; the replies
+            // after it wait for the next attempts.
+            let repeats_a_refusal = |reply: &ModelReply| {
+                reply
+                    .tool_calls
+                    .first()
+                    .is_some_and(|call| refused.contains(&(&call.name, &call.arguments)))
+            };
+            let fresh = parsed.iter().position(|reply| !repeats_a_refusal(reply));
+            let taken = match fresh {
+                Some(index) => {
+                    let skipped: Vec<ModelReply> = parsed.drain(..index).collect();
+                    for reply in &skipped {
+                        usage.output_tokens += reply.usage.output_tokens;
+                    }
+                    parsed.pop_front()
+                }
+                None if resamples >= MAX_RESAMPLES => parsed.pop_front(),
+                None => {
+                    for reply in &parsed {
+                        usage.output_tokens += reply.usage.output_tokens;
+                    }
+                    None
+                }
+            };
+            if let Some(mut taken) = taken {
+                usage.output_tokens += taken.usage.output_tokens;
+                taken.usage = usage;
+                if attempt > 0 {
+                    parsed.retain(|reply| !repeats_a_refusal(reply));
+                    state.queued = queue::Queued::new(
+                        runner_request.prompt.clone(),
+                        schema_text,
+                        attempt + 1,
+                        parsed,
+                    );
+                }
+                return Ok(taken);
             }
             // The same call was already refused: its answer would be the same. Sample again,
             // hotter and with another seed, rather than spend a round on it.
             resamples += 1;
             state.requests += 1;
             runner_request.id = state.requests;
+            runner_request.n = 1;
             runner_request.seed = runner_request.seed.wrapping_add(RESAMPLE_SEED_STEP);
             runner_request.temperature =
                 (runner_request.temperature + FAILURE_HEAT).min(MAX_TEMPERATURE);
         }
     }
+}
+
+/// Each reply of a runner answer as (text, output tokens, cut at the length limit); a runner
+/// answer without `choices` is its one reply.
+fn choices_of(reply: &runner::RunnerReply) -> Vec<(String, u64, bool)> {
+    if reply.choices.is_empty() {
+        return vec![(
+            reply.text.clone(),
+            reply.output_tokens,
+            reply.finish == "length",
+        )];
+    }
+    reply
+        .choices
+        .iter()
+        .map(|choice| {
+            (
+                choice.text.clone(),
+                choice.output_tokens,
+                choice.finish == "length",
+            )
+        })
+        .collect()
 }
 
 /// The folder beside the model files where the runner keeps evaluated system turns.

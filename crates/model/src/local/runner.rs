@@ -34,6 +34,10 @@ pub(crate) struct RunnerRequest {
     pub min_p: f32,
     pub repeat_penalty: f32,
     pub seed: u32,
+    /// Replies sampled side by side in one batch (see plumb-llm's `generate.rs`).
+    pub n: u32,
+    /// Draft tokens by prompt lookup per decode (0: plain decoding; the reply is the same).
+    pub draft: u32,
     pub stop: Vec<String>,
     /// Keep the evaluated prompt on disk (the fixed system turn).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
@@ -55,10 +59,24 @@ pub(crate) struct RunnerReply {
     pub output_tokens: u64,
     #[serde(default)]
     pub finish: String,
+    /// Every reply sampled (the first is `text`); fewer than asked when the window held fewer.
+    #[serde(default)]
+    pub choices: Vec<RunnerChoice>,
     #[serde(default)]
     pub error: Option<String>,
     #[serde(default)]
     pub kind: Option<String>,
+}
+
+/// One of the replies of a request that asked for several.
+#[derive(Debug, Clone, Default, Deserialize)]
+pub(crate) struct RunnerChoice {
+    #[serde(default)]
+    pub text: String,
+    #[serde(default)]
+    pub output_tokens: u64,
+    #[serde(default)]
+    pub finish: String,
 }
 
 #[derive(Debug, Deserialize)]
@@ -78,12 +96,14 @@ pub(crate) struct Runner {
 
 impl Runner {
     /// Starts the runner on a model file and waits until the model is loaded. With `state_dir`,
-    /// prompts sent with `persist` keep their evaluated state there.
+    /// prompts sent with `persist` keep their evaluated state there; a request may ask for up to
+    /// `parallel` replies at once.
     pub(crate) async fn start(
         binary: &Path,
         model: &Path,
         context: u32,
         threads: u32,
+        parallel: u32,
         state_dir: Option<&Path>,
     ) -> Result<Runner, ModelError> {
         let mut command = Command::new(binary);
@@ -93,7 +113,9 @@ impl Runner {
             .arg("--ctx")
             .arg(context.to_string())
             .arg("--threads")
-            .arg(threads.to_string());
+            .arg(threads.to_string())
+            .arg("--parallel")
+            .arg(parallel.max(1).to_string());
         if let Some(dir) = state_dir {
             command.arg("--state-dir").arg(dir);
         }
