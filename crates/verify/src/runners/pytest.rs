@@ -16,10 +16,53 @@ use std::path::Path;
 
 use plumb_protocol::TestCounts;
 
-use crate::TestOutcome;
+use super::{FinishedRun, RunnerAdapter, pytest_failure};
+use crate::failure::{FailureReading, TestPlaces};
 use crate::junit::{self, Case};
-use crate::output;
-use crate::results::{Outcomes, TestResults};
+use crate::results::{Outcomes, TestResults, fresh_report};
+use crate::{Runner, TestOutcome, VerifyError, output};
+
+/// pytest's adapter.
+pub(crate) struct Pytest;
+
+impl RunnerAdapter for Pytest {
+    fn runner(&self) -> Runner {
+        Runner::Pytest
+    }
+
+    fn narrow(&self, argv: &[String], tests: &[String]) -> Result<Vec<String>, VerifyError> {
+        Ok(narrow(argv, tests))
+    }
+
+    fn with_report(&self, argv: &[String], report_path: &Path) -> Vec<String> {
+        with_report(argv, report_path)
+    }
+
+    fn results(&self, run: &FinishedRun<'_>) -> Option<TestResults> {
+        results(
+            &fresh_report(run.root, run.report_path, run.started)?,
+            run.text,
+        )
+    }
+
+    fn counts(&self, text: &str) -> Option<TestCounts> {
+        counts(text)
+    }
+
+    fn excerpt(&self, stdout: &str, stderr: &str) -> String {
+        excerpt(stdout, stderr)
+    }
+
+    fn read_failure(&self, excerpt: &str, _places: &dyn TestPlaces) -> FailureReading {
+        read_failure(excerpt)
+    }
+
+    fn test_id_example(&self) -> Option<&'static str> {
+        Some("tests/test_x.py::test_y")
+    }
+}
+
+pub(crate) use pytest_failure::read as read_failure;
 
 /// The sections of pytest's report that explain failures, in the order pytest prints them.
 const FAILURE_SECTIONS: &[&str] = &["ERRORS", "FAILURES", SHORT_SUMMARY];
