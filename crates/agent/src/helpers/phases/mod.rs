@@ -23,6 +23,8 @@
 mod check;
 #[cfg(test)]
 mod hook_tests;
+#[cfg(test)]
+mod hook_tests_runners;
 mod state;
 mod steps;
 #[cfg(test)]
