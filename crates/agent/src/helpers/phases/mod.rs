@@ -24,7 +24,10 @@ mod check;
 #[cfg(test)]
 mod hook_tests;
 #[cfg(test)]
+mod hook_tests_reproduction;
+#[cfg(test)]
 mod hook_tests_runners;
+mod reproduction;
 mod state;
 mod steps;
 #[cfg(test)]
@@ -309,6 +312,16 @@ impl Policy for Guided {
         outcome: &mut ToolOutcome,
     ) -> Result<(), Ending> {
         if !outcome.ok {
+            // A function of the reproduction's file, which the tool would send the model to.
+            if outcome.ran
+                && let Some(note) = self
+                    .phases
+                    .name_in_the_reproduction(call, &|path| run.read(path))
+            {
+                outcome.text = note;
+                outcome.summary = outcome.text.lines().next().unwrap_or_default().to_string();
+                return Ok(());
+            }
             // An edit that could not be made, of the file the figure trace names.
             if outcome.ran
                 && let Some(note) = self.phases.after_failed_edit(call)
