@@ -21,7 +21,7 @@ use serde_json::{Value, json};
 use crate::blocking::off_runtime;
 use crate::edit::{finish_edit, python_unshadow, read_text, resolve_for_write, with_note};
 use crate::new_test::rust_test;
-use crate::tool::Tool;
+use crate::tool::{Project, Tool};
 use crate::{ToolContext, ToolError, ToolOutput, args, search};
 
 pub struct ReplaceFunction;
@@ -39,11 +39,11 @@ impl Tool for ReplaceFunction {
         "replace_function"
     }
 
-    fn description(&self) -> &'static str {
-        "Replace one whole function or method with a new version: name is the function's name (Class.method for a method whose name is not unique in the file), code its complete new definition, signature and body. Nothing needs copying; the rest of the file stays as it is."
+    fn description(&self, _project: &Project<'_>) -> String {
+        "Replace one whole function or method with a new version: name is the function's name (Class.method for a method whose name is not unique in the file), code its complete new definition, signature and body. Nothing needs copying; the rest of the file stays as it is.".into()
     }
 
-    fn parameters(&self) -> Value {
+    fn parameters(&self, _project: &Project<'_>) -> Value {
         json!({
             "type": "object",
             "properties": {
