@@ -11,7 +11,7 @@
 //! run stopped as stuck. Now the note after such a refusal names the reproduction's file as the
 //! place not to change, and the code's functions as the ones to rewrite.
 
-use plumb_context::outline::{DefKind, definitions};
+use plumb_context::callables::callables;
 use plumb_context::syntax::Language;
 use plumb_protocol::ToolCall;
 
@@ -124,10 +124,9 @@ impl Phases {
             else {
                 return Vec::new();
             };
-            definitions(language, &text)
+            callables(language, &text)
                 .into_iter()
-                .filter(|def| matches!(def.kind, DefKind::Function | DefKind::Method))
-                .map(|def| def.name)
+                .map(|callable| callable.name)
                 .collect()
         };
         if functions(path).iter().any(|defined| defined == short) {
