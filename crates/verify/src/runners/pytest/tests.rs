@@ -1,4 +1,5 @@
 //! pytest's summary, excerpt, narrowing and per-test outcomes.
+
 use super::*;
 use pretty_assertions::assert_eq;
 
