@@ -1,6 +1,7 @@
 //! plumb-context: syntax checking, the repo map and prompt assembly.
 //!
 //! - [`syntax`]: which languages we parse, and the edit check that refuses an edit adding a syntax error.
+//! - [`callables`]: every function and method of one source file, at any depth, with its owner.
 //! - [`outline`]: the definitions (classes, functions, methods, …) of one source file.
 //! - [`repo_map`]: a directory outline with those definitions, for the repo map and `list_files`.
 //! - [`rust_tests`]: the test part of a Rust source file (its `#[cfg(test)]` items), for the ladder.
@@ -9,6 +10,7 @@
 // plumb_workspace::Tree (clippy.toml's disallowed-methods, checked on the non-test build).
 #![cfg_attr(test, allow(clippy::disallowed_methods))]
 
+pub mod callables;
 pub mod outline;
 mod parser;
 pub mod prompt;

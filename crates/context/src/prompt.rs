@@ -24,9 +24,16 @@ const FIX_FIRST_STEPS: &str = "2. Fix the code with edit_file: old_text is copie
 3. Then add a test that shows the bug (a new test function, in a new or an existing test file) for the ticket's own example, asserting only the figure the ticket gives. plumb runs it with your fix and on the original code: it must pass with the fix and fail without it.
 4. If it fails with your fix, decide from the figures whether the test or the fix is wrong, and change that one.";
 
+/// [`FIX_FIRST_STEPS`] without the figures helper: a Rust, Go or JavaScript task, or a ticket
+/// that gives no figures, has no "figure the ticket gives" to assert.
+const FIX_FIRST_STEPS_WITHOUT_FIGURES: &str = "2. Fix the code with edit_file: old_text is copied exactly from the file (without read_file's line numbers) and must occur exactly once. plumb runs the existing tests after it.
+3. Then add a test that shows the bug (a new test function, in a new or an existing test file) for the ticket's own example, checking only the result the ticket says it should give. plumb runs it with your fix and on the original code: it must pass with the fix and fail without it.
+4. If it fails with your fix, decide from the output whether the test or the fix is wrong, and change that one.";
+
 /// The rules. `code_up_front`: step 1 points at the code already shown; `fix_first` (the guided
-/// phases): the fix comes before the test, which plumb then runs with and without it.
-pub fn rules(code_up_front: bool, fix_first: bool) -> String {
+/// phases): the fix comes before the test, which plumb then runs with and without it; `figures`
+/// (the figures helper is on): those steps speak of the figure the ticket gives.
+pub fn rules(code_up_front: bool, fix_first: bool, figures: bool) -> String {
     let mut rules = RULES.to_string();
     if code_up_front {
         rules = rules.replace(
@@ -39,7 +46,12 @@ pub fn rules(code_up_front: bool, fix_first: bool) -> String {
             .find("2. Before you fix anything")
             .unwrap_or(rules.len());
         let end = rules.find("5. Call done").unwrap_or(rules.len());
-        rules.replace_range(start..end, &format!("{FIX_FIRST_STEPS}\n"));
+        let steps = if figures {
+            FIX_FIRST_STEPS
+        } else {
+            FIX_FIRST_STEPS_WITHOUT_FIGURES
+        };
+        rules.replace_range(start..end, &format!("{steps}\n"));
     }
     rules
 }
@@ -197,15 +209,21 @@ mod tests {
 
     #[test]
     fn rules_point_at_the_code_shown_up_front() {
-        assert_eq!(rules(false, false), RULES);
-        let with_code = rules(true, false);
+        assert_eq!(rules(false, false, false), RULES);
+        let with_code = rules(true, false, false);
         assert_ne!(with_code, RULES);
         assert!(with_code.contains("under \"Code the ticket is probably about\", so start from it; otherwise search_code for the words"));
     }
 
     #[test]
     fn fix_first_rules_put_the_fix_before_the_test() {
-        let rules = rules(false, true);
+        let figures = rules(false, true, true);
+        assert!(figures.contains("asserting only the figure the ticket gives"));
+        assert!(
+            !rules(false, true, false).contains("figure"),
+            "figure wording only with the figures helper"
+        );
+        let rules = rules(false, true, false);
         assert!(!rules.contains("Before you fix anything"));
         let fix = rules.find("2. Fix the code with edit_file").unwrap();
         let test = rules.find("3. Then add a test that shows the bug").unwrap();

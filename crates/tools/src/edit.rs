@@ -13,7 +13,7 @@ use crate::blocking::off_runtime;
 use crate::read::relative;
 use crate::reindent::{self, indentation_match};
 use crate::test_parameters::drop_helper_parameters;
-use crate::tool::Tool;
+use crate::tool::{Project, Tool};
 use crate::unshadow;
 use crate::{ToolContext, ToolError, ToolOutput, args};
 
@@ -85,11 +85,11 @@ impl Tool for EditFile {
         "edit_file"
     }
 
-    fn description(&self) -> &'static str {
-        "Replace old_text with new_text in a file. old_text must be copied exactly from the file (without read_file's line numbers) and occur exactly once; include enough lines to make it unique. With an empty old_text, new_text is added at the end of the file. Edits that break the file's syntax are refused."
+    fn description(&self, _project: &Project<'_>) -> String {
+        "Replace old_text with new_text in a file. old_text must be copied exactly from the file (without read_file's line numbers) and occur exactly once; include enough lines to make it unique. With an empty old_text, new_text is added at the end of the file. Edits that break the file's syntax are refused.".into()
     }
 
-    fn parameters(&self) -> Value {
+    fn parameters(&self, _project: &Project<'_>) -> Value {
         json!({
             "type": "object",
             "properties": {
@@ -412,11 +412,11 @@ impl Tool for CreateFile {
         "create_file"
     }
 
-    fn description(&self) -> &'static str {
-        "Create a new file with the given content (folders are made as needed). A file created earlier in this run may be written again whole; the project's existing files are changed with edit_file instead. Content that does not parse is refused."
+    fn description(&self, _project: &Project<'_>) -> String {
+        "Create a new file with the given content (folders are made as needed). A file created earlier in this run may be written again whole; the project's existing files are changed with edit_file instead. Content that does not parse is refused.".into()
     }
 
-    fn parameters(&self) -> Value {
+    fn parameters(&self, _project: &Project<'_>) -> Value {
         json!({
             "type": "object",
             "properties": {

@@ -7,7 +7,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::test_run::{run_test_command, sandbox_limits};
-use crate::tool::Tool;
+use crate::tool::{Project, Tool};
 use crate::{ToolContext, ToolError, ToolOutput, args};
 
 pub(crate) struct RunTests;
@@ -29,15 +29,35 @@ impl Tool for RunTests {
         true
     }
 
-    fn description(&self) -> &'static str {
-        "Run the project's tests in the sandbox: all of them, or only the given test ids or paths (e.g. tests/test_x.py::test_y). Returns counts of passed, failed, skipped and errors, and the failures."
+    /// Names the project's own test command and an id of its runner's form.
+    fn description(&self, project: &Project<'_>) -> String {
+        const RETURNS: &str =
+            "Returns counts of passed, failed, skipped and errors, and the failures.";
+        let Some(cmd) = project.test_command else {
+            return format!(
+                "Run the project's tests in the sandbox: all of them, or only the given test ids or paths. {RETURNS}"
+            );
+        };
+        let command = cmd.display();
+        match cmd.runner.adapter().test_id_example() {
+            Some(example) if cmd.runner.narrows() => format!(
+                "Run the project's tests (`{command}`) in the sandbox: all of them, or only the given test ids or paths (e.g. {example}). {RETURNS}"
+            ),
+            _ => format!(
+                "Run the project's tests (`{command}`) in the sandbox; plumb cannot run single tests with this command, so it runs them all. {RETURNS}"
+            ),
+        }
     }
 
-    fn parameters(&self) -> Value {
+    fn parameters(&self, project: &Project<'_>) -> Value {
+        let example = project
+            .test_command
+            .and_then(|cmd| cmd.runner.adapter().test_id_example())
+            .map_or_else(String::new, |example| format!(" (e.g. {example})"));
         json!({
             "type": "object",
             "properties": {
-                "tests": {"type": "array", "items": {"type": "string"}, "description": "Test ids or paths; empty runs everything."}
+                "tests": {"type": "array", "items": {"type": "string"}, "description": format!("Test ids or paths{example}; empty runs everything.")}
             },
             "additionalProperties": false
         })
@@ -94,15 +114,22 @@ impl Tool for RunCommand {
         true
     }
 
-    fn description(&self) -> &'static str {
-        "Run one allowed command in the sandbox, given as a list of plain strings (no shell: pipes, &&, redirections and $(...) are not interpreted). Returns its exit code and output."
+    fn description(&self, _project: &Project<'_>) -> String {
+        "Run one allowed command in the sandbox, given as a list of plain strings (no shell: pipes, &&, redirections and $(...) are not interpreted). Returns its exit code and output.".into()
     }
 
-    fn parameters(&self) -> Value {
+    /// The example is the project's own test command, which `run` always allows.
+    fn parameters(&self, project: &Project<'_>) -> Value {
+        let example = project.test_command.map_or_else(String::new, |cmd| {
+            format!(
+                ", e.g. {}",
+                serde_json::to_string(&cmd.argv).unwrap_or_default()
+            )
+        });
         json!({
             "type": "object",
             "properties": {
-                "argv": {"type": "array", "items": {"type": "string"}, "minItems": 1, "description": "The program and its arguments, e.g. [\"python\", \"-m\", \"pytest\", \"-x\"]."}
+                "argv": {"type": "array", "items": {"type": "string"}, "minItems": 1, "description": format!("The program and its arguments{example}.")}
             },
             "required": ["argv"],
             "additionalProperties": false

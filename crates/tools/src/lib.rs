@@ -40,7 +40,7 @@ pub use edit::EDITED_LINES_HEADER;
 pub use read::MAX_READ_BYTES;
 pub use registry::{DONE_TOOL, Registry, WRITE_TOOLS};
 pub use test_run::{REPORT_DIR, TestRun, run_test_command, sandbox_limits};
-pub use tool::Tool;
+pub use tool::{Project, Tool};
 
 /// Everything a tool may touch.
 pub struct ToolContext<'a> {

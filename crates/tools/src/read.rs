@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 use plumb_workspace::{ConfineError, ReadError};
 
 use crate::blocking::off_runtime;
-use crate::tool::Tool;
+use crate::tool::{Project, Tool};
 use crate::{ToolContext, ToolError, ToolOutput, args, search};
 
 /// The most bytes of one file the tools read (`read_file`, `edit_file`): a file larger than this is
@@ -73,11 +73,11 @@ impl Tool for SearchCode {
         "search_code"
     }
 
-    fn description(&self) -> &'static str {
-        "Search the project's files for text (a regular expression with regex=true). Returns `path:line: text` rows, at most 50; narrow with `path` (a file or folder) when there are more."
+    fn description(&self, _project: &Project<'_>) -> String {
+        "Search the project's files for text (a regular expression with regex=true). Returns `path:line: text` rows, at most 50; narrow with `path` (a file or folder) when there are more.".into()
     }
 
-    fn parameters(&self) -> Value {
+    fn parameters(&self, _project: &Project<'_>) -> Value {
         json!({
             "type": "object",
             "properties": {
@@ -143,11 +143,11 @@ impl Tool for ReadFile {
         "read_file"
     }
 
-    fn description(&self) -> &'static str {
-        "Show a window of a file with line numbers (100 lines unless you ask for up to 400). The numbers are not part of the file: leave them out when you copy text into edit_file."
+    fn description(&self, _project: &Project<'_>) -> String {
+        "Show a window of a file with line numbers (100 lines unless you ask for up to 400). The numbers are not part of the file: leave them out when you copy text into edit_file.".into()
     }
 
-    fn parameters(&self) -> Value {
+    fn parameters(&self, _project: &Project<'_>) -> Value {
         json!({
             "type": "object",
             "properties": {
@@ -258,11 +258,11 @@ impl Tool for ListFiles {
         "list_files"
     }
 
-    fn description(&self) -> &'static str {
-        "Outline a folder (default: the whole project): its files and the classes and functions defined in each, with line numbers."
+    fn description(&self, _project: &Project<'_>) -> String {
+        "Outline a folder (default: the whole project): its files and the classes and functions defined in each, with line numbers.".into()
     }
 
-    fn parameters(&self) -> Value {
+    fn parameters(&self, _project: &Project<'_>) -> Value {
         json!({
             "type": "object",
             "properties": {

@@ -8,8 +8,9 @@ use crate::edit::{CreateFile, EditFile};
 use crate::exec::{RunCommand, RunTests};
 use crate::read::{ListFiles, ReadFile, SearchCode};
 use crate::replace::ReplaceFunction;
-use crate::tool::Tool;
+use crate::tool::{Project, Tool};
 use crate::{ToolContext, ToolError, ToolOutput};
+use plumb_verify::TestCommand;
 
 /// The name of the tool with which the model says it is finished. The loop answers it with the
 /// check ladder; the registry only describes it.
@@ -19,9 +20,11 @@ pub const DONE_TOOL: &str = "done";
 /// their calls can be tried on the workspace.
 pub const WRITE_TOOLS: [&str; 3] = ["create_file", "edit_file", "replace_function"];
 
-/// The built-in tools, in the order the model sees them.
+/// The built-in tools, in the order the model sees them, described for one project.
 pub struct Registry {
     tools: Vec<Box<dyn Tool>>,
+    /// The project's test command, which the test tools' descriptions name.
+    test_command: Option<TestCommand>,
 }
 
 impl Default for Registry {
@@ -31,8 +34,18 @@ impl Default for Registry {
 }
 
 impl Registry {
+    /// The built-in tools described for a project whose test command is `test_command`.
+    pub fn for_tests(test_command: &TestCommand) -> Self {
+        Self {
+            test_command: Some(test_command.clone()),
+            ..Self::builtin()
+        }
+    }
+
+    /// The built-in tools, described without naming a test runner.
     pub fn builtin() -> Self {
         Self {
+            test_command: None,
             tools: vec![
                 Box::new(SearchCode),
                 Box::new(ReadFile),
@@ -48,13 +61,16 @@ impl Registry {
 
     /// Every tool's description for the model, `done` last.
     pub fn specs(&self) -> Vec<ToolSpec> {
+        let project = Project {
+            test_command: self.test_command.as_ref(),
+        };
         let mut specs: Vec<ToolSpec> = self
             .tools
             .iter()
             .map(|tool| ToolSpec {
                 name: tool.name().to_string(),
-                description: tool.description().to_string(),
-                parameters: tool.parameters(),
+                description: tool.description(&project),
+                parameters: tool.parameters(&project),
             })
             .collect();
         specs.push(ToolSpec {

@@ -1,6 +1,7 @@
 //! `replace_function`: a whole function or method written anew. The model gives the file, the
-//! name and the complete new definition; plumb finds the definition with tree-sitter and puts the
-//! new one in its place, at its indentation, and the file must still parse.
+//! name and the complete new definition; plumb finds the definition with tree-sitter, at any depth
+//! and in every language the syntax check parses (`plumb_context::callables`), and puts the new
+//! one in its place, at its indentation, and the file must still parse.
 //!
 //! Why a second edit format: `edit_file` needs the old lines copied exactly, and a small model
 //! rewriting a function sends it twice (as `old_text` and `new_text`) — twice the tokens to
@@ -13,7 +14,7 @@ use std::ops::Range;
 use std::path::Path;
 
 use async_trait::async_trait;
-use plumb_context::outline::{DefKind, Definition, definition_spans};
+use plumb_context::callables::{Callable, callables};
 use plumb_context::syntax::Language;
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -21,8 +22,9 @@ use serde_json::{Value, json};
 use crate::blocking::off_runtime;
 use crate::edit::{finish_edit, python_unshadow, read_text, resolve_for_write, with_note};
 use crate::new_test::rust_test;
-use crate::tool::Tool;
+use crate::tool::{Project, Tool};
 use crate::{ToolContext, ToolError, ToolOutput, args, search};
+use plumb_context::rust_tests::test_functions;
 
 pub struct ReplaceFunction;
 
@@ -39,11 +41,11 @@ impl Tool for ReplaceFunction {
         "replace_function"
     }
 
-    fn description(&self) -> &'static str {
-        "Replace one whole function or method with a new version: name is the function's name (Class.method for a method whose name is not unique in the file), code its complete new definition, signature and body. Nothing needs copying; the rest of the file stays as it is."
+    fn description(&self, _project: &Project<'_>) -> String {
+        "Replace one whole function or method with a new version: name is the function's name (Class.method for a method whose name is not unique in the file), code its complete new definition, signature and body. Nothing needs copying; the rest of the file stays as it is.".into()
     }
 
-    fn parameters(&self) -> Value {
+    fn parameters(&self, _project: &Project<'_>) -> Value {
         json!({
             "type": "object",
             "properties": {
@@ -77,6 +79,19 @@ impl Tool for ReplaceFunction {
             .flatten();
         let before = read_text(ctx, &rel).await?;
         let short = a.name.rsplit(['.', ':']).next().unwrap_or(&a.name);
+        // A test of a Rust file's test module is replaced there with its `#[test]` kept, as a
+        // new test is added there (`new_test.rs`).
+        if language == Language::Rust
+            && test_functions(&before)
+                .iter()
+                .any(|(name, _)| name == short)
+            && check_code(language, &a.code, short).is_ok()
+            && let Some(test) = rust_test(&rel, &before, short, &a.code)
+        {
+            return finish_edit(&path, &rel, &before, test.after, test.offset, &test.added)
+                .await
+                .map(|out| with_note(out, Some(test.note)));
+        }
         let span = match find(language, &before, &rel, &a.name) {
             Ok(span) => span,
             Err(Missing::Elsewhere(message)) => {
@@ -122,14 +137,6 @@ impl Tool for ReplaceFunction {
     }
 }
 
-/// The functions and methods of a file.
-fn callables(language: Language, source: &str) -> Vec<(Definition, Range<usize>)> {
-    definition_spans(language, source)
-        .into_iter()
-        .filter(|(def, _)| matches!(def.kind, DefKind::Function | DefKind::Method))
-        .collect()
-}
-
 /// Why `find` found no one definition.
 #[derive(Debug)]
 enum Missing {
@@ -149,70 +156,67 @@ impl std::fmt::Display for Missing {
     }
 }
 
-/// The bytes of the definition `name` names in `source`: `f`, or `Owner.f` / `Owner::f` for a
-/// method of a class, impl or type `Owner`.
+/// How a callable is named in a message: `Owner.name`, or `name` at the top level.
+fn qualified(callable: &Callable) -> String {
+    match &callable.owner {
+        Some(owner) => format!("{owner}.{}", callable.name),
+        None => callable.name.clone(),
+    }
+}
+
+/// The bytes of the definition `name` names in `source`, found through tree-sitter at any depth
+/// ([`callables`]): `f`, or `Owner.f` / `Owner::f` for one inside a class, impl, trait, module
+/// or function `Owner` (a Go method's receiver type). Of several, the one that is not nested in
+/// another function's body wins when it is the only such one: a helper nested in a function
+/// does not make the function of its name ambiguous.
 fn find(language: Language, source: &str, rel: &str, name: &str) -> Result<Range<usize>, Missing> {
-    let all = definition_spans(language, source);
+    let all = callables(language, source);
     let (owner, short) = match name.rsplit_once(['.', ':']) {
         Some((owner, short)) => (Some(owner.trim_end_matches(':')), short),
         None => (None, name),
     };
-    let owner_of = |span: &Range<usize>| -> Option<&str> {
-        all.iter()
-            .filter(|(def, outer)| {
-                def.depth == 0
-                    && !matches!(def.kind, DefKind::Function | DefKind::Method)
-                    && outer.start <= span.start
-                    && span.end <= outer.end
-            })
-            .map(|(def, _)| def.name.as_str())
-            .next()
-    };
-    let is_callable = |def: &Definition| matches!(def.kind, DefKind::Function | DefKind::Method);
-    let matching: Vec<&Range<usize>> = all
+    let matching: Vec<&Callable> = all
         .iter()
-        .filter(|(def, _)| is_callable(def) && def.name == short)
-        .filter(|(_, span)| {
+        .filter(|callable| callable.name == short)
+        .filter(|callable| {
             owner.is_none_or(|owner| {
-                owner_of(span).is_some_and(|o| o == owner || o.ends_with(owner))
+                callable
+                    .owner
+                    .as_deref()
+                    .is_some_and(|o| o == owner || o.ends_with(owner))
             })
         })
-        .map(|(_, span)| span)
         .collect();
-    match matching.as_slice() {
-        [span] => Ok((*span).clone()),
-        [] => {
-            let names: Vec<String> = callables(language, source)
-                .into_iter()
-                .map(|(def, span)| match owner_of(&span) {
-                    Some(owner) => format!("{owner}.{}", def.name),
-                    None => def.name,
-                })
-                .take(30)
-                .collect();
-            Err(Missing::Elsewhere(if names.is_empty() {
-                format!(
-                    "{rel} defines no function or method; change it with edit_file (an empty old_text adds new_text at the end of the file)."
-                )
-            } else {
-                format!(
-                    "{rel} defines no function or method named {name}; it defines: {}. To add a new function, use edit_file with an empty old_text.",
-                    names.join(", ")
-                )
-            }))
-        }
-        several => {
-            let owners: Vec<String> = several
-                .iter()
-                .map(|span| owner_of(span).unwrap_or("the top level").to_string())
-                .collect();
-            Err(Missing::Refused(ToolError::respond(format!(
-                "{rel} defines {short} {} times (in {}): name the one to replace as Owner.{short}.",
-                several.len(),
-                owners.join(", ")
-            ))))
-        }
+    let outer: Vec<&Callable> = matching.iter().copied().filter(|c| !c.nested).collect();
+    let chosen = match (matching.as_slice(), outer.as_slice()) {
+        ([one], _) | (_, [one]) => Some(*one),
+        _ => None,
+    };
+    if let Some(callable) = chosen {
+        return Ok(callable.span.clone());
     }
+    if matching.is_empty() {
+        let names: Vec<String> = all.iter().map(qualified).take(30).collect();
+        return Err(Missing::Elsewhere(if names.is_empty() {
+            format!(
+                "{rel} defines no function or method; change it with edit_file (an empty old_text adds new_text at the end of the file)."
+            )
+        } else {
+            format!(
+                "{rel} defines no function or method named {name}; it defines: {}. To add a new function, use edit_file with an empty old_text.",
+                names.join(", ")
+            )
+        }));
+    }
+    let owners: Vec<&str> = matching
+        .iter()
+        .map(|callable| callable.owner.as_deref().unwrap_or("the top level"))
+        .collect();
+    Err(Missing::Refused(ToolError::respond(format!(
+        "{rel} defines {short} {} times (in {}): name the one to replace as Owner.{short}.",
+        matching.len(),
+        owners.join(", ")
+    ))))
 }
 
 /// The most files of the model's language that name the function and are parsed to find its
@@ -266,14 +270,27 @@ fn check_code(language: Language, code: &str, name: &str) -> Result<(), ToolErro
     }
     let defines = callables(language, &dedented(code))
         .first()
-        .is_some_and(|(def, _)| def.name == name);
+        .is_some_and(|callable| callable.name == name);
     if defines {
         Ok(())
     } else {
         Err(ToolError::respond(format!(
-            "code must be the whole new definition of {name}, starting with its signature (for example `{} {name}(…)`), not its body alone. Nothing was changed.",
-            DefKind::Function.keyword(language)
+            "code must be the whole new definition of {name}, starting with its signature (for example `{}`), not its body alone. Nothing was changed.",
+            signature_example(language, name)
         )))
+    }
+}
+
+/// How a definition of `name` starts in `language`, for the refusal of a body alone.
+fn signature_example(language: Language, name: &str) -> String {
+    match language {
+        Language::Python => format!("def {name}(…):"),
+        Language::Rust => format!("fn {name}(…) {{"),
+        Language::Go => format!("func {name}(…) {{"),
+        Language::JavaScript | Language::TypeScript | Language::Tsx => {
+            format!("function {name}(…) {{")
+        }
+        Language::Java => format!("int {name}(…) {{"),
     }
 }
 
@@ -386,5 +403,64 @@ mod tests {
             replaced(source, span, code).0,
             source.replace("a - b", "a + b")
         );
+    }
+
+    /// `name` in `source` replaced by `code`, through tree-sitter for `language`.
+    fn replace_in(language: Language, source: &str, name: &str, code: &str) -> String {
+        let span = find(language, source, "f", name).unwrap_or_else(|e| panic!("{e}"));
+        check_code(language, code, name.rsplit(['.', ':']).next().unwrap()).unwrap();
+        replaced(source, span, code).0
+    }
+
+    #[test]
+    fn definitions_are_found_at_any_depth_in_every_language() {
+        let go = "package calc\n\nfunc (s *Store) Total() int {\n\treturn 0\n}\n\nfunc (c *Cart) Total() int {\n\treturn 1\n}\n";
+        assert_eq!(
+            replace_in(
+                Language::Go,
+                go,
+                "Store.Total",
+                "func (s *Store) Total() int {\n\treturn 2\n}"
+            ),
+            go.replace("return 0", "return 2")
+        );
+        let nested =
+            "def count_nums(arr):\n    def digits_sum(n):\n        return n\n    return len(arr)\n";
+        assert_eq!(
+            replace_in(
+                Language::Python,
+                nested,
+                "digits_sum",
+                "def digits_sum(n):\n    return -n\n"
+            ),
+            nested.replace("return n\n", "return -n\n")
+        );
+        let js = "function add(a, b) {\n  return a - b;\n}\nmodule.exports.sum = function (xs) { return 0; };\n";
+        assert_eq!(
+            replace_in(
+                Language::JavaScript,
+                js,
+                "sum",
+                "module.exports.sum = function (xs) { return xs.length; };"
+            ),
+            js.replace("return 0;", "return xs.length;")
+        );
+        let rust = "mod money {\n    pub fn round(x: f64) -> f64 {\n        x\n    }\n}\n";
+        assert_eq!(
+            replace_in(
+                Language::Rust,
+                rust,
+                "money::round",
+                "pub fn round(x: f64) -> f64 {\n    x.round()\n}"
+            ),
+            rust.replace("        x\n", "        x.round()\n")
+        );
+    }
+
+    #[test]
+    fn a_nested_helper_does_not_make_its_namesake_ambiguous() {
+        let source = "def key(x):\n    return x\n\n\ndef sort_by(xs):\n    def key(x):\n        return -x\n    return sorted(xs, key=key)\n";
+        let span = find(Language::Python, source, "f.py", "key").unwrap();
+        assert_eq!(source.get(span), Some("def key(x):\n    return x"));
     }
 }

@@ -2,17 +2,26 @@
 //! registry that lists it do not import each other.
 
 use async_trait::async_trait;
+use plumb_verify::TestCommand;
 use serde_json::Value;
 
 use crate::{ToolContext, ToolError, ToolOutput};
+
+/// What the tools' descriptions say about the project: its test command, whose runner and test
+/// ids the test tools name (a Rust crate's model is shown `cargo test` and `tests::adds`, not
+/// pytest's examples). Without one the descriptions name no runner.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Project<'a> {
+    pub test_command: Option<&'a TestCommand>,
+}
 
 /// One model-facing tool.
 #[async_trait]
 pub trait Tool: Send + Sync {
     fn name(&self) -> &'static str;
-    fn description(&self) -> &'static str;
+    fn description(&self, project: &Project<'_>) -> String;
     /// The JSON schema of the arguments.
-    fn parameters(&self) -> Value;
+    fn parameters(&self, project: &Project<'_>) -> Value;
     /// How many lines of this tool's output the model may see (shortening keeps head and tail).
     fn output_line_limit(&self, ctx: &ToolContext<'_>) -> usize {
         ctx.config.limits.tool_output_lines

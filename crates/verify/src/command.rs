@@ -5,7 +5,6 @@
 //! The runner is guessed from argv after looking through wrappers (`env`, `uv run`, `poetry run`,
 //! `npx`, `python -m`).
 
-use crate::runners::{self, jest, jvm};
 use crate::{Runner, TestCommand, VerifyError};
 
 /// Words that only mean something to a shell.
@@ -53,26 +52,13 @@ pub fn narrow(cmd: &TestCommand, tests: &[String]) -> Result<Vec<String>, Verify
         return Ok(cmd.argv.clone());
     }
     check_test_ids(tests)?;
-    let program = guess(&cmd.argv).program;
-    match cmd.runner {
-        Runner::Pytest => Ok(runners::pytest::narrow(&cmd.argv, tests)),
-        Runner::Cargo => Ok(runners::cargo::narrow(&cmd.argv, program, tests)),
-        Runner::Nextest => Ok(runners::nextest::narrow(&cmd.argv, tests)),
-        Runner::Go => Ok(runners::go::narrow(&cmd.argv, tests)),
-        Runner::Npm => Ok(runners::npm::narrow(&cmd.argv, program, tests)),
-        Runner::Jest => Ok(jest::narrow(&cmd.argv, program, jest::Flavor::Jest, tests)),
-        Runner::Vitest => Ok(jest::narrow(
-            &cmd.argv,
-            program,
-            jest::Flavor::Vitest,
-            tests,
-        )),
-        Runner::Maven => Ok(jvm::narrow(&cmd.argv, program, jvm::Build::Maven, tests)),
-        Runner::Gradle => Ok(jvm::narrow(&cmd.argv, program, jvm::Build::Gradle, tests)),
-        Runner::Other => Err(VerifyError::CannotNarrow {
+    let adapter = cmd.runner.adapter();
+    if !adapter.narrows() {
+        return Err(VerifyError::CannotNarrow {
             command: cmd.display(),
-        }),
+        });
     }
+    adapter.narrow(&cmd.argv, tests)
 }
 
 /// The longest test id [`check_test_ids`] accepts, in characters.
@@ -143,18 +129,7 @@ impl Runner {
     /// Whether [`narrow`] can run single tests with this runner's commands. `Other` (a script,
     /// `make test`, `sh -c …`) cannot: the caller runs the whole suite instead.
     pub fn narrows(self) -> bool {
-        match self {
-            Runner::Pytest
-            | Runner::Cargo
-            | Runner::Nextest
-            | Runner::Go
-            | Runner::Npm
-            | Runner::Jest
-            | Runner::Vitest
-            | Runner::Maven
-            | Runner::Gradle => true,
-            Runner::Other => false,
-        }
+        self.adapter().narrows()
     }
 }
 

@@ -5,7 +5,10 @@
 //! ([`parse_command`]), how to narrow it to some tests ([`narrow`]), how many tests passed,
 //! failed, were skipped… ([`parse_counts`]), which part of the output explains the failures
 //! ([`failure_excerpt`]), and each test's own outcome ([`with_report`] to run it so that they can
-//! be read, [`read_results`] after the run). Each runner lives in its own module under `runners/`.
+//! be read, [`read_results`] after the run), and whose mistake a failure shows ([`read_failure`]:
+//! the test's own, the code's, or an assertion about the code's answer). Each runner is one
+//! implementation of [`RunnerAdapter`] in its own module under `runners/`; [`Runner::adapter`]
+//! is the one place that picks it.
 //!
 //! Nothing here runs a process: callers run `TestCommand::argv` in the sandbox and hand the output
 //! back. No shell is ever involved, so no user or model text is ever a shell word.
@@ -17,6 +20,7 @@
 pub mod baseline_config;
 mod command;
 mod detect;
+mod failure;
 mod junit;
 pub mod lint;
 mod output;
@@ -32,7 +36,9 @@ pub use command::{
     MAX_TEST_ID_CHARS, MAX_TEST_IDS_CHARS, check_test_ids, narrow, parse_command, shown_id,
 };
 pub use detect::detect;
+pub use failure::{FailureKind, FailureReading, Place, TestFileNames, TestPlaces};
 pub use results::{TestOutcome, TestResults, read_results, report_env, with_report};
+pub use runners::{FinishedRun, RunnerAdapter};
 pub use test_files::named_tests;
 
 /// The test runners plumb understands. `Other` is any command it does not recognise: its output
@@ -149,23 +155,9 @@ pub enum VerifyError {
 
 /// Counts from the runner's output; `None` when no summary is found, which the caller treats as
 /// "the suite never ran". A summary of zero tests ("no tests ran") is `Some` with every count 0.
+/// `Other` searches the output for every summary format plumb knows.
 pub fn parse_counts(runner: Runner, stdout: &str, stderr: &str) -> Option<TestCounts> {
-    let text = output::joined(stdout, stderr);
-    match runner {
-        Runner::Pytest => runners::pytest::counts(&text),
-        Runner::Cargo => runners::cargo::counts(&text),
-        Runner::Nextest => runners::nextest::counts(&text),
-        Runner::Go => runners::go::counts(&text),
-        Runner::Npm | Runner::Jest | Runner::Vitest => runners::npm::counts(&text),
-        Runner::Maven => runners::jvm::maven_counts(&text),
-        Runner::Gradle => runners::jvm::gradle_counts(&text),
-        Runner::Other => runners::pytest::counts(&text)
-            .or_else(|| runners::cargo::counts(&text))
-            .or_else(|| runners::npm::counts(&text))
-            .or_else(|| runners::go::counts(&text))
-            .or_else(|| runners::nextest::counts(&text))
-            .or_else(|| runners::jvm::maven_counts(&text)),
-    }
+    runner.adapter().counts(&output::joined(stdout, stderr))
 }
 
 /// The part of the output worth showing the model about failures: for pytest the ERRORS and
@@ -176,25 +168,11 @@ pub fn parse_counts(runner: Runner, stdout: &str, stderr: &str) -> Option<TestCo
 pub fn failure_excerpt(runner: Runner, stdout: &str, stderr: &str) -> String {
     let stdout = output::strip_ansi(stdout);
     let stderr = output::strip_ansi(stderr);
-    match runner {
-        Runner::Pytest => runners::pytest::excerpt(&stdout, &stderr),
-        Runner::Cargo => runners::cargo::excerpt(&stdout, &stderr),
-        Runner::Nextest => runners::nextest::excerpt(&stdout, &stderr),
-        Runner::Go => runners::go::excerpt(&stdout, &stderr),
-        Runner::Maven => runners::jvm::maven_excerpt(&stdout, &stderr),
-        Runner::Npm | Runner::Jest | Runner::Vitest | Runner::Gradle => {
-            output::tail(&output::joined(&stdout, &stderr))
-        }
-        // A wrapper (tox, make, a script) around a runner we know: excerpt as that runner.
-        Runner::Other => {
-            let text = output::joined(&stdout, &stderr);
-            if runners::pytest::counts(&text).is_some() {
-                runners::pytest::excerpt(&stdout, &stderr)
-            } else if runners::cargo::counts(&text).is_some() {
-                runners::cargo::excerpt(&stdout, &stderr)
-            } else {
-                output::tail(&text)
-            }
-        }
-    }
+    runner.adapter().excerpt(&stdout, &stderr)
+}
+
+/// Whose mistake the failures in `excerpt` ([`failure_excerpt`]'s text) show, read the way
+/// `runner` prints them (see [`RunnerAdapter::read_failure`]).
+pub fn read_failure(runner: Runner, excerpt: &str, places: &dyn TestPlaces) -> FailureReading {
+    runner.adapter().read_failure(excerpt, places)
 }

@@ -17,8 +17,7 @@ use plumb_protocol::TestCounts;
 use plumb_workspace::Tree;
 use serde::{Deserialize, Serialize};
 
-use crate::command::guess;
-use crate::runners::{cargo, go, jest, jvm, nextest, pytest};
+use crate::runners::FinishedRun;
 use crate::{Runner, TestCommand, output};
 
 /// What became of one test.
@@ -130,17 +129,7 @@ impl Runner {
     /// [`crate::parse_counts`]. `Other` can only when its output names each test (see
     /// [`report_env`]), so it is not counted here.
     pub fn reports_per_test(self) -> bool {
-        match self {
-            Runner::Pytest
-            | Runner::Cargo
-            | Runner::Nextest
-            | Runner::Go
-            | Runner::Jest
-            | Runner::Vitest
-            | Runner::Maven
-            | Runner::Gradle => true,
-            Runner::Npm | Runner::Other => false,
-        }
+        self.adapter().reports_per_test()
     }
 }
 
@@ -159,19 +148,7 @@ impl Runner {
 /// cargo, nextest and go do not use it. Works the same on a command already narrowed (see
 /// [`TestCommand::narrowed`]).
 pub fn with_report(cmd: &TestCommand, report_path: &Path) -> Vec<String> {
-    let argv = &cmd.argv;
-    let program = guess(argv).program;
-    match cmd.runner {
-        Runner::Pytest => pytest::with_report(argv, report_path),
-        Runner::Cargo => cargo::with_report(argv, program),
-        Runner::Nextest => nextest::with_report(argv, program),
-        Runner::Go => go::with_report(argv, program),
-        Runner::Jest => jest::with_report(argv, program, jest::Flavor::Jest, report_path),
-        Runner::Vitest => jest::with_report(argv, program, jest::Flavor::Vitest, report_path),
-        Runner::Maven => jvm::with_report(argv, program, jvm::Build::Maven),
-        Runner::Gradle => jvm::with_report(argv, program, jvm::Build::Gradle),
-        Runner::Npm | Runner::Other => argv.clone(),
-    }
+    cmd.runner.adapter().with_report(&cmd.argv, report_path)
 }
 
 /// The per-test outcomes of a run of [`with_report`]'s argv that started at `started`. `None`
@@ -195,19 +172,12 @@ pub fn read_results(
         .parent()
         .and_then(Path::parent)
         .unwrap_or(Path::new(""));
-    match cmd.runner {
-        Runner::Pytest => pytest::results(&fresh_report(root, report_path, started)?, &text),
-        Runner::Cargo => cargo::results(&text),
-        Runner::Nextest => nextest::results(&text),
-        Runner::Go => go::results(&text),
-        Runner::Jest | Runner::Vitest => {
-            jest::results(&fresh_report(root, report_path, started)?, root)
-        }
-        Runner::Maven => jvm::results(jvm::Build::Maven, root, started),
-        Runner::Gradle => jvm::results(jvm::Build::Gradle, root, started),
-        Runner::Npm => None,
-        Runner::Other => wrapped_results(&text),
-    }
+    cmd.runner.adapter().results(&FinishedRun {
+        report_path,
+        root,
+        started,
+        text: &text,
+    })
 }
 
 /// The variables that make a command of `cmd`'s runner print what [`read_results`] reads. For
@@ -215,50 +185,7 @@ pub fn read_results(
 /// that is what runs inside, for a short summary that names each test (the command's own `-r`
 /// wins, as it comes later). Every other runner is asked through its argv ([`with_report`]).
 pub fn report_env(cmd: &TestCommand) -> Vec<(String, String)> {
-    match cmd.runner {
-        Runner::Other => vec![(
-            "PYTEST_ADDOPTS".to_string(),
-            pytest::REPORT_CHARS.to_string(),
-        )],
-        Runner::Pytest
-        | Runner::Cargo
-        | Runner::Nextest
-        | Runner::Go
-        | Runner::Npm
-        | Runner::Jest
-        | Runner::Vitest
-        | Runner::Maven
-        | Runner::Gradle => Vec::new(),
-    }
-}
-
-/// Per-test outcomes of a wrapped runner from its output alone: pytest's short summary (with
-/// [`report_env`]'s `-r`), libtest's `test x ... ok` lines, nextest's status lines, `go test
-/// -json` events. Only results that account for every test the same output's summary counts
-/// are taken (skips aside: pytest's summary groups them without ids), so that a summary cut
-/// short (the command's own `-r`, two runs in one script) reads as "no per-test results", and
-/// the caller judges from the counts, never from a partial list.
-fn wrapped_results(text: &str) -> Option<TestResults> {
-    let candidates = [
-        (pytest::summary_results(text), pytest::counts(text)),
-        (cargo::results(text), cargo::counts(text)),
-        (nextest::results(text), nextest::counts(text)),
-        (go::results(text), go::counts(text)),
-    ];
-    candidates
-        .into_iter()
-        .find_map(|(results, counts)| match (results, counts) {
-            (Some(results), Some(counts)) if accounts_for(&results.counts, &counts) => {
-                Some(results)
-            }
-            _ => None,
-        })
-}
-
-/// Whether per-test counts agree with a summary's, skips aside.
-fn accounts_for(found: &TestCounts, summary: &TestCounts) -> bool {
-    let key = |c: &TestCounts| (c.passed, c.failed, c.errors, c.xfailed, c.xpassed);
-    found.total() > 0 && key(found) == key(summary)
+    cmd.runner.adapter().report_env()
 }
 
 /// The text of the file at `path` (under the tree at `root`) if it was written at or after

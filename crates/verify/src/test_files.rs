@@ -13,12 +13,18 @@ use crate::runners::go;
 /// The largest test file read for its test names.
 const MAX_TEST_FILE_BYTES: u64 = 8 * 1024 * 1024;
 
+/// `tests` as `runner` selects them (see [`crate::RunnerAdapter::named_tests`]): for go, each
+/// test file (`…_test.go`) in the tree at `root` replaced by the names of the test functions it
+/// declares. Other runners' ids are returned unchanged.
+pub fn named_tests(runner: Runner, root: &Path, tests: &[String]) -> Vec<String> {
+    runner.adapter().named_tests(root, tests)
+}
+
 /// `tests` with each go test file (`…_test.go`) in the tree at `root` replaced by the names of the
 /// test functions it declares. A file that cannot be read, or declares no test function, stays
 /// as it was: narrowed to it, the runner runs no test, and the caller sees that nothing ran.
-/// Other runners' ids are returned unchanged.
-pub fn named_tests(runner: Runner, root: &Path, tests: &[String]) -> Vec<String> {
-    if runner != Runner::Go || !tests.iter().any(|id| id.ends_with("_test.go")) {
+pub(crate) fn go_tests_of_files(root: &Path, tests: &[String]) -> Vec<String> {
+    if !tests.iter().any(|id| id.ends_with("_test.go")) {
         return tests.to_vec();
     }
     let tree = Tree::new(root).ok();

@@ -22,6 +22,7 @@ mod phases;
 mod python_notes;
 mod trace;
 
+use plumb_config::Helpers;
 use plumb_protocol::{HelperState, ModelProfile};
 use plumb_verify::Runner;
 
@@ -62,27 +63,42 @@ fn state(name: &str, decided: &Result<String, String>) -> HelperState {
     }
 }
 
-/// Chooses the helpers for a run.
-pub(crate) fn select(facts: &RunFacts<'_>) -> Selection {
-    let settings = facts.settings;
-    let profile = settings.profile_for(facts.profile);
-    let effect = settings.for_profile(facts.profile);
-    let pytest = facts.runner == Runner::Pytest;
-    let ticket_figures = !plumb_context::relevant::figures(facts.ticket).is_empty();
-
-    let phases = applies(
+/// Whether the guided phases are on.
+fn phases_decision(settings: &Helpers, profile: ModelProfile) -> Result<String, String> {
+    applies(
         switched(settings.phases, profile, "phases"),
         Ok("every task".to_string()),
-    );
-    let with_phases = |name: &str, condition: Result<String, String>| match &phases {
+    )
+}
+
+/// `condition` for a helper that needs the phases.
+fn with(
+    phases: &Result<String, String>,
+    name: &str,
+    condition: Result<String, String>,
+) -> Result<String, String> {
+    match phases {
         Ok(_) => condition,
         Err(_) => Err(format!(
             "needs phases, which is off; {name} cannot run without it"
         )),
-    };
-    let figures = applies(
+    }
+}
+
+/// Whether the figures helper is on: with the phases, pytest, and a ticket that gives figures.
+fn figures_decision(
+    settings: &Helpers,
+    profile: ModelProfile,
+    phases: &Result<String, String>,
+    runner: Runner,
+    ticket: &str,
+) -> Result<String, String> {
+    let pytest = runner == Runner::Pytest;
+    let ticket_figures = !plumb_context::relevant::figures(ticket).is_empty();
+    applies(
         switched(settings.figures, profile, "figures"),
-        with_phases(
+        with(
+            phases,
             "figures",
             match (pytest, ticket_figures) {
                 (true, true) => Ok("pytest, and the ticket gives figures".to_string()),
@@ -90,7 +106,34 @@ pub(crate) fn select(facts: &RunFacts<'_>) -> Selection {
                 (true, false) => Err("steps aside: the ticket gives no figures".to_string()),
             },
         ),
-    );
+    )
+}
+
+/// Whether the figures helper will be on for a run of `runner` on `ticket` by a model of
+/// `model`'s profile, as [`select`] decides it: the rules speak of figures only then, and the
+/// first request's rules are written before the helpers are chosen.
+pub(crate) fn figures_on(
+    settings: &Helpers,
+    model: ModelProfile,
+    runner: Runner,
+    ticket: &str,
+) -> bool {
+    let profile = settings.profile_for(model);
+    let phases = phases_decision(settings, profile);
+    figures_decision(settings, profile, &phases, runner, ticket).is_ok()
+}
+
+/// Chooses the helpers for a run.
+pub(crate) fn select(facts: &RunFacts<'_>) -> Selection {
+    let settings = facts.settings;
+    let profile = settings.profile_for(facts.profile);
+    let effect = settings.for_profile(facts.profile);
+    let pytest = facts.runner == Runner::Pytest;
+
+    let phases = phases_decision(settings, profile);
+    let with_phases =
+        |name: &str, condition: Result<String, String>| with(&phases, name, condition);
+    let figures = figures_decision(settings, profile, &phases, facts.runner, facts.ticket);
     let trace = applies(
         switched(settings.trace, profile, "trace"),
         match (

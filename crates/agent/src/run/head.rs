@@ -125,6 +125,12 @@ impl Run {
             Message::system(prompt::rules(
                 self.helpers.code_up_front,
                 self.helpers.phases,
+                crate::helpers::figures_on(
+                    &self.asked.config.helpers,
+                    self.model.profile(),
+                    self.tester.runner(),
+                    &self.asked.ticket,
+                ),
             )),
             Message::user(first),
         ];

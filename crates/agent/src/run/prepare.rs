@@ -2,6 +2,7 @@
 //! baseline tests and the first request's messages ([`Run::prepare`]); the run's metadata for
 //! the journal's first line; the facts the helpers are chosen by, and the chosen helpers.
 
+use std::path::Path;
 use std::time::Instant;
 
 use plumb_context::prompt;
@@ -27,13 +28,27 @@ impl Run {
     pub async fn prepare(spec: RunSpec) -> Result<Run, RunError> {
         let started = Instant::now();
         let helpers = spec.config.helpers.for_profile(spec.model.profile());
-        // The embedded model starts evaluating the fixed system turn while the workspace is made.
+        // The embedded model starts evaluating the fixed system turn while the workspace is made,
+        // with the tools described for the test command the copy will have (the repository's
+        // files are only read here).
+        let early_command = resolve_test_command(&spec, &spec.repo).ok();
         spec.model.warm(&plumb_model::ModelRequest {
             messages: vec![Message::system(prompt::rules(
                 helpers.code_up_front,
                 helpers.phases,
+                early_command.as_ref().is_some_and(|cmd| {
+                    crate::helpers::figures_on(
+                        &spec.config.helpers,
+                        spec.model.profile(),
+                        cmd.runner,
+                        &spec.ticket,
+                    )
+                }),
             ))],
-            tools: Registry::builtin().specs(),
+            tools: early_command
+                .as_ref()
+                .map_or_else(Registry::builtin, Registry::for_tests)
+                .specs(),
             ..plumb_model::ModelRequest::default()
         });
         if !spec.repo.is_dir() {
@@ -68,7 +83,8 @@ impl Run {
                 workspace.base_tree()
             )));
         }
-        let test_command = resolve_test_command(&spec, &workspace)?;
+        let test_command = resolve_test_command(&spec, workspace.root())?;
+        let registry = Registry::for_tests(&test_command);
         let journal_path = spec
             .journal_path
             .clone()
@@ -118,7 +134,7 @@ impl Run {
             model: spec.model,
             workspace,
             emitter: Emitter::new(journal, spec.observer),
-            registry: Registry::builtin(),
+            registry,
             tester,
             baseline: Baseline::default(),
             head: Vec::new(),
@@ -228,7 +244,9 @@ impl Run {
     }
 }
 
-fn resolve_test_command(spec: &RunSpec, workspace: &Workspace) -> Result<TestCommand, RunError> {
+/// The test command: the flag, else the settings' `test_command`, else the one detected from the
+/// files at `root`.
+fn resolve_test_command(spec: &RunSpec, root: &Path) -> Result<TestCommand, RunError> {
     if let Some(cmd) = &spec.test_command {
         return Ok(cmd.clone());
     }
@@ -236,7 +254,7 @@ fn resolve_test_command(spec: &RunSpec, workspace: &Workspace) -> Result<TestCom
         return plumb_verify::parse_command(text)
             .map_err(|err| RunError::BadInput(format!("test_command in plumb.toml: {err}")));
     }
-    plumb_verify::detect(workspace.root()).ok_or_else(|| {
+    plumb_verify::detect(root).ok_or_else(|| {
         RunError::BadInput(format!(
             "plumb could not tell how to run the tests of {}; pass --test-cmd \"COMMAND\" or set test_command in plumb.toml",
             spec.repo_label

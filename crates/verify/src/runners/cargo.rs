@@ -6,11 +6,55 @@
 //! test id is the test's path inside its crate (`tests::adds`, `src/lib.rs - add_one (line 3)`);
 //! two binaries with a test of the same name give one id with the worse outcome.
 
+use std::path::Path;
+
 use plumb_protocol::TestCounts;
 
-use crate::TestOutcome;
-use crate::output;
+use super::{FinishedRun, RunnerAdapter, rust_failure};
+use crate::command::guess;
+use crate::failure::{FailureReading, TestPlaces};
 use crate::results::{Outcomes, TestResults};
+use crate::{Runner, TestOutcome, VerifyError, output};
+
+/// `cargo test`'s adapter (libtest's output).
+pub(crate) struct Libtest;
+
+impl RunnerAdapter for Libtest {
+    fn runner(&self) -> Runner {
+        Runner::Cargo
+    }
+
+    fn narrow(&self, argv: &[String], tests: &[String]) -> Result<Vec<String>, VerifyError> {
+        Ok(narrow(argv, guess(argv).program, tests))
+    }
+
+    fn with_report(&self, argv: &[String], _report_path: &Path) -> Vec<String> {
+        with_report(argv, guess(argv).program)
+    }
+
+    fn results(&self, run: &FinishedRun<'_>) -> Option<TestResults> {
+        results(run.text)
+    }
+
+    fn counts(&self, text: &str) -> Option<TestCounts> {
+        counts(text)
+    }
+
+    fn excerpt(&self, stdout: &str, stderr: &str) -> String {
+        excerpt(stdout, stderr)
+    }
+
+    /// By the target that did not build, else by the panic (see `rust_failure.rs`).
+    fn read_failure(&self, excerpt: &str, _places: &dyn TestPlaces) -> FailureReading {
+        read_failure(excerpt)
+    }
+
+    fn test_id_example(&self) -> Option<&'static str> {
+        Some("tests::adds")
+    }
+}
+
+pub(crate) use rust_failure::read as read_failure;
 
 /// What libtest appends to a test's name for its mode: `test x - should panic ... ok`.
 const TEST_MODES: &[&str] = &[" - should panic", " - compile fail", " - compile"];

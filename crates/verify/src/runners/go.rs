@@ -16,14 +16,61 @@
 
 use std::borrow::Cow;
 use std::collections::BTreeSet;
+use std::path::Path;
 
 use plumb_protocol::TestCounts;
 use serde::Deserialize;
 
-use crate::TestOutcome;
-use crate::output;
+use super::{FinishedRun, RunnerAdapter, go_failure};
+use crate::command::guess;
+use crate::failure::{FailureReading, TestPlaces};
 use crate::results::{Outcomes, TestResults};
 use crate::runners::cargo;
+use crate::{Runner, TestOutcome, VerifyError, output, test_files};
+
+/// `go test`'s adapter.
+pub(crate) struct GoTest;
+
+impl RunnerAdapter for GoTest {
+    fn runner(&self) -> Runner {
+        Runner::Go
+    }
+
+    fn narrow(&self, argv: &[String], tests: &[String]) -> Result<Vec<String>, VerifyError> {
+        Ok(narrow(argv, tests))
+    }
+
+    /// `-run` matches test names, so a test file becomes the test functions it declares.
+    fn named_tests(&self, root: &Path, tests: &[String]) -> Vec<String> {
+        test_files::go_tests_of_files(root, tests)
+    }
+
+    fn with_report(&self, argv: &[String], _report_path: &Path) -> Vec<String> {
+        with_report(argv, guess(argv).program)
+    }
+
+    fn results(&self, run: &FinishedRun<'_>) -> Option<TestResults> {
+        results(run.text)
+    }
+
+    fn counts(&self, text: &str) -> Option<TestCounts> {
+        counts(text)
+    }
+
+    fn excerpt(&self, stdout: &str, stderr: &str) -> String {
+        excerpt(stdout, stderr)
+    }
+
+    fn read_failure(&self, excerpt: &str, places: &dyn TestPlaces) -> FailureReading {
+        read_failure(excerpt, places)
+    }
+
+    fn test_id_example(&self) -> Option<&'static str> {
+        Some("TestAdd")
+    }
+}
+
+pub(crate) use go_failure::read as read_failure;
 
 /// The prefixes of go's test, example, benchmark and fuzz functions.
 const TEST_PREFIXES: &[&str] = &["Test", "Example", "Benchmark", "Fuzz"];

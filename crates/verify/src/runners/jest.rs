@@ -9,11 +9,60 @@
 
 use std::path::Path;
 
+use plumb_protocol::TestCounts;
 use serde::Deserialize;
 
-use crate::TestOutcome;
-use crate::command::program_name;
-use crate::results::{Outcomes, TestResults};
+use super::{FinishedRun, RunnerAdapter, js_failure, npm};
+use crate::command::{guess, program_name};
+use crate::failure::{FailureReading, TestPlaces};
+use crate::results::{Outcomes, TestResults, fresh_report};
+use crate::{Runner, TestOutcome, VerifyError, output};
+
+/// The adapter of jest or vitest, called directly or as the whole `test` script.
+pub(crate) struct JestLike(Flavor);
+
+pub(crate) const JEST: JestLike = JestLike(Flavor::Jest);
+pub(crate) const VITEST: JestLike = JestLike(Flavor::Vitest);
+
+impl RunnerAdapter for JestLike {
+    fn runner(&self) -> Runner {
+        match self.0 {
+            Flavor::Jest => Runner::Jest,
+            Flavor::Vitest => Runner::Vitest,
+        }
+    }
+
+    fn narrow(&self, argv: &[String], tests: &[String]) -> Result<Vec<String>, VerifyError> {
+        Ok(narrow(argv, guess(argv).program, self.0, tests))
+    }
+
+    fn with_report(&self, argv: &[String], report_path: &Path) -> Vec<String> {
+        with_report(argv, guess(argv).program, self.0, report_path)
+    }
+
+    fn results(&self, run: &FinishedRun<'_>) -> Option<TestResults> {
+        results(
+            &fresh_report(run.root, run.report_path, run.started)?,
+            run.root,
+        )
+    }
+
+    fn counts(&self, text: &str) -> Option<TestCounts> {
+        npm::counts(text)
+    }
+
+    fn excerpt(&self, stdout: &str, stderr: &str) -> String {
+        output::tail(&output::joined(stdout, stderr))
+    }
+
+    fn read_failure(&self, excerpt: &str, places: &dyn TestPlaces) -> FailureReading {
+        js_failure::read(excerpt, places)
+    }
+
+    fn test_id_example(&self) -> Option<&'static str> {
+        Some("src/sum.test.js")
+    }
+}
 
 /// Between the parts of a test id, as jest prints a test's path.
 const SEPARATOR: &str = " › ";

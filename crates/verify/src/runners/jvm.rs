@@ -13,10 +13,64 @@ use std::time::SystemTime;
 
 use plumb_protocol::TestCounts;
 
-use crate::junit;
-use crate::output;
+use super::{FinishedRun, RunnerAdapter, jvm_failure};
+use crate::command::guess;
+use crate::failure::{FailureReading, TestPlaces};
 use crate::results::{Outcomes, TestResults, fresh_report};
 use crate::runners::cargo;
+use crate::{Runner, VerifyError, junit, output};
+
+/// The adapter of a JVM build's tests: Maven's Surefire or Gradle's `test` task.
+pub(crate) struct Jvm(Build);
+
+pub(crate) const MAVEN: Jvm = Jvm(Build::Maven);
+pub(crate) const GRADLE: Jvm = Jvm(Build::Gradle);
+
+impl RunnerAdapter for Jvm {
+    fn runner(&self) -> Runner {
+        match self.0 {
+            Build::Maven => Runner::Maven,
+            Build::Gradle => Runner::Gradle,
+        }
+    }
+
+    fn narrow(&self, argv: &[String], tests: &[String]) -> Result<Vec<String>, VerifyError> {
+        Ok(narrow(argv, guess(argv).program, self.0, tests))
+    }
+
+    fn with_report(&self, argv: &[String], _report_path: &Path) -> Vec<String> {
+        with_report(argv, guess(argv).program, self.0)
+    }
+
+    fn results(&self, run: &FinishedRun<'_>) -> Option<TestResults> {
+        results(self.0, run.root, run.started)
+    }
+
+    fn counts(&self, text: &str) -> Option<TestCounts> {
+        match self.0 {
+            Build::Maven => maven_counts(text),
+            Build::Gradle => gradle_counts(text),
+        }
+    }
+
+    /// Maven's `[ERROR]` lines; Gradle's last lines.
+    fn excerpt(&self, stdout: &str, stderr: &str) -> String {
+        match self.0 {
+            Build::Maven => maven_excerpt(stdout, stderr),
+            Build::Gradle => output::tail(&output::joined(stdout, stderr)),
+        }
+    }
+
+    fn read_failure(&self, excerpt: &str, places: &dyn TestPlaces) -> FailureReading {
+        read_failure(excerpt, places)
+    }
+
+    fn test_id_example(&self) -> Option<&'static str> {
+        Some("com.example.CalcTest#adds")
+    }
+}
+
+pub(crate) use jvm_failure::read as read_failure;
 
 /// How many folders deep below the root to look for modules.
 const MODULE_DEPTH: usize = 6;

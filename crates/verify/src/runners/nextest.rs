@@ -10,13 +10,54 @@
 //! skipped too.
 
 use std::collections::BTreeMap;
+use std::path::Path;
 
 use plumb_protocol::TestCounts;
 
-use crate::TestOutcome;
-use crate::output;
+use super::{FinishedRun, RunnerAdapter};
+use crate::command::guess;
+use crate::failure::{FailureReading, TestPlaces};
 use crate::results::{Outcomes, TestResults};
 use crate::runners::cargo;
+use crate::{Runner, TestOutcome, VerifyError, output};
+
+/// `cargo nextest run`'s adapter.
+pub(crate) struct Nextest;
+
+impl RunnerAdapter for Nextest {
+    fn runner(&self) -> Runner {
+        Runner::Nextest
+    }
+
+    fn narrow(&self, argv: &[String], tests: &[String]) -> Result<Vec<String>, VerifyError> {
+        Ok(narrow(argv, tests))
+    }
+
+    fn with_report(&self, argv: &[String], _report_path: &Path) -> Vec<String> {
+        with_report(argv, guess(argv).program)
+    }
+
+    fn results(&self, run: &FinishedRun<'_>) -> Option<TestResults> {
+        results(run.text)
+    }
+
+    fn counts(&self, text: &str) -> Option<TestCounts> {
+        counts(text)
+    }
+
+    fn excerpt(&self, stdout: &str, stderr: &str) -> String {
+        excerpt(stdout, stderr)
+    }
+
+    /// As `cargo test`'s: nextest builds with cargo and prints each failing test's panic.
+    fn read_failure(&self, excerpt: &str, _places: &dyn TestPlaces) -> FailureReading {
+        cargo::read_failure(excerpt)
+    }
+
+    fn test_id_example(&self) -> Option<&'static str> {
+        Some("tests::adds")
+    }
+}
 
 /// A test binary's id and a test's name in it: (`demo::it`, `tests::adds`).
 type BinaryTest = (String, String);

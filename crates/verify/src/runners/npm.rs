@@ -5,10 +5,58 @@
 //! such files are counted as errors when the failed files outnumber the failed tests (a heuristic
 //! until per-test outcomes replace it).
 
+use std::path::Path;
+
 use plumb_protocol::TestCounts;
 
-use crate::command::program_name;
-use crate::output;
+use super::{FinishedRun, RunnerAdapter, js_failure};
+use crate::command::{guess, program_name};
+use crate::failure::{FailureReading, TestPlaces};
+use crate::results::TestResults;
+use crate::{Runner, VerifyError, output};
+
+/// The adapter of `npm test` and friends when plumb cannot tell which runner is behind them
+/// (mocha, `node --test`, a script that does more than run one runner): counted from the
+/// output, never read per test.
+pub(crate) struct NodeScript;
+
+impl RunnerAdapter for NodeScript {
+    fn runner(&self) -> Runner {
+        Runner::Npm
+    }
+
+    fn narrow(&self, argv: &[String], tests: &[String]) -> Result<Vec<String>, VerifyError> {
+        Ok(narrow(argv, guess(argv).program, tests))
+    }
+
+    fn with_report(&self, argv: &[String], _report_path: &Path) -> Vec<String> {
+        argv.to_vec()
+    }
+
+    fn reports_per_test(&self) -> bool {
+        false
+    }
+
+    fn results(&self, _run: &FinishedRun<'_>) -> Option<TestResults> {
+        None
+    }
+
+    fn counts(&self, text: &str) -> Option<TestCounts> {
+        counts(text)
+    }
+
+    fn excerpt(&self, stdout: &str, stderr: &str) -> String {
+        output::tail(&output::joined(stdout, stderr))
+    }
+
+    fn read_failure(&self, excerpt: &str, places: &dyn TestPlaces) -> FailureReading {
+        js_failure::read(excerpt, places)
+    }
+
+    fn test_id_example(&self) -> Option<&'static str> {
+        Some("test/sum.test.js")
+    }
+}
 
 pub(crate) fn counts(text: &str) -> Option<TestCounts> {
     jest(text)

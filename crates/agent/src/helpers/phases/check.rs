@@ -1,10 +1,13 @@
 //! What the guided phases run after a write, and how its result reads: the project's tests or
 //! the model's test (with the fix, and on the original source), the verdicts, and the notes on a
 //! failure (an undone edit's `UnboundLocalError` or `NameError`, a mistake in the new test).
+//! Whose mistake a failure shows is the runner's adapter's reading (`plumb_verify::read_failure`),
+//! so the phases tell a test's own mistake from the fix's on every runner.
 
 use plumb_protocol::TestCounts;
 use plumb_tools::TestRun;
-use plumb_verify::TestOutcome;
+use plumb_verify::tamper::is_test_file;
+use plumb_verify::{FailureKind, FailureReading, Place, Runner, TestOutcome, TestPlaces};
 
 use super::verdict::{self, CheckVerdict, PhaseCheck, TestVerdict};
 use crate::baseline::Baseline;
@@ -26,11 +29,13 @@ pub(crate) async fn run_phase_check(
     check: &PhaseCheck,
 ) -> Result<(CheckVerdict, PhaseReport), Ending> {
     let tests = check.targets();
+    let runner = run_handle.runner();
     let run = run_handle.run_tests(&tests).await?;
+    let reading = read_failure(runner, &run, check);
     let now = match check {
-        PhaseCheck::Existing(_) => regressions_verdict(run_handle.baseline(), &run),
+        PhaseCheck::Existing(_) => regressions_verdict(run_handle.baseline(), &run, &reading),
         PhaseCheck::BothWays(_) | PhaseCheck::First(_) | PhaseCheck::Again(_) => {
-            targeted_verdict(&run, &tests)
+            targeted_verdict(&run, &reading, &tests)
         }
     };
     let what = match check {
@@ -57,13 +62,19 @@ pub(crate) async fn run_phase_check(
     let compare = now == TestVerdict::Fails && matches!(check, PhaseCheck::Again(_));
     if check.runs_on_the_original() || compare {
         let before = run_handle.run_on_original(&tests).await?;
-        let before_verdict = targeted_verdict(&before, &tests);
+        let before_failure = read_failure(runner, &before, check);
+        let before_verdict = targeted_verdict(&before, &before_failure, &tests);
         same_failure = now == TestVerdict::Fails
             && before_verdict == TestVerdict::Fails
-            && verdict::same_assertion(&run.excerpt, &before.excerpt);
+            && reading.same_assertion(&before_failure);
+        // The code stops now, where on the original code it ran to the test's check (it did
+        // not stop, and the test's own mistake did not stop it first).
         broke_code = compare
-            && verdict::code_stopped(&run.excerpt).is_some()
-            && verdict::code_stopped(&before.excerpt).is_none();
+            && reading.kind == FailureKind::CodeStopped
+            && !matches!(
+                before_failure.kind,
+                FailureKind::CodeStopped | FailureKind::TestMistake
+            );
         passes_more = compare
             && targeted(&run, &tests, TestOutcome::Passed)
                 > targeted(&before, &tests, TestOutcome::Passed);
@@ -108,7 +119,11 @@ pub(crate) async fn run_phase_check(
 /// The project's tests after a fix: `Passes` when every test that passed at baseline and ran
 /// still passes (tests that failed before do not count against the fix) and no more errors
 /// came than at baseline (a module that no longer imports hides its tests as one error).
-pub(crate) fn regressions_verdict(baseline: &Baseline, run: &TestRun) -> TestVerdict {
+pub(crate) fn regressions_verdict(
+    baseline: &Baseline,
+    run: &TestRun,
+    failure: &FailureReading,
+) -> TestVerdict {
     match (&baseline.results, &run.results, run.counts) {
         (Some(_), Some(_), Some(counts)) => {
             let broken = !baseline.broken_by(run).is_empty();
@@ -121,17 +136,21 @@ pub(crate) fn regressions_verdict(baseline: &Baseline, run: &TestRun) -> TestVer
                 TestVerdict::Passes
             }
         }
-        _ => run_verdict(run),
+        _ => run_verdict(run, failure),
     }
 }
 
 /// The verdict on the tests `targets` names in one run: from the runner's per-test outcomes when
 /// it gave them (a run widened to the whole suite counts only these tests), else from its
 /// counts.
-pub(crate) fn targeted_verdict(run: &TestRun, targets: &[String]) -> TestVerdict {
+pub(crate) fn targeted_verdict(
+    run: &TestRun,
+    failure: &FailureReading,
+    targets: &[String],
+) -> TestVerdict {
     let outcomes = targeted_outcomes(run, targets);
     if outcomes.is_empty() {
-        return run_verdict(run);
+        return run_verdict(run, failure);
     }
     let counts = TestCounts {
         passed: count(&outcomes, TestOutcome::Passed),
@@ -140,7 +159,7 @@ pub(crate) fn targeted_verdict(run: &TestRun, targets: &[String]) -> TestVerdict
         skipped: count(&outcomes, TestOutcome::Skipped),
         ..TestCounts::default()
     };
-    TestVerdict::of(&counts, &run.excerpt)
+    TestVerdict::of(&counts, failure)
 }
 
 /// The outcomes, in one run, of the tests `targets` names.
@@ -171,10 +190,32 @@ fn names_test(target: &str, id: &str) -> bool {
 }
 
 /// The verdict on one run of a test the model wrote.
-pub(crate) fn run_verdict(run: &TestRun) -> TestVerdict {
+pub(crate) fn run_verdict(run: &TestRun, failure: &FailureReading) -> TestVerdict {
     match run.counts {
-        Some(counts) => TestVerdict::of(&counts, &run.excerpt),
+        Some(counts) => TestVerdict::of(&counts, failure),
         None => TestVerdict::Broken,
+    }
+}
+
+/// Whose mistake `run`'s failures show, as the project's runner prints them (see
+/// `plumb_verify::RunnerAdapter::read_failure`).
+pub(crate) fn read_failure(runner: Runner, run: &TestRun, check: &PhaseCheck) -> FailureReading {
+    plumb_verify::read_failure(runner, &run.excerpt, &CheckPlaces { test: check.test() })
+}
+
+/// Test code, for a phase check: a file named as a test, or the file the check runs as its
+/// test (the model's test, whatever its name).
+struct CheckPlaces<'a> {
+    test: Option<&'a str>,
+}
+
+impl TestPlaces for CheckPlaces<'_> {
+    fn is_test(&self, place: &Place<'_>) -> bool {
+        // Output names a file relative to the project or by its absolute path in the sandbox.
+        let checked = self
+            .test
+            .is_some_and(|test| place.path == test || place.path.ends_with(&format!("/{test}")));
+        checked || is_test_file(place.path)
     }
 }
 

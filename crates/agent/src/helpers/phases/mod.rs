@@ -23,6 +23,11 @@
 mod check;
 #[cfg(test)]
 mod hook_tests;
+#[cfg(test)]
+mod hook_tests_reproduction;
+#[cfg(test)]
+mod hook_tests_runners;
+mod reproduction;
 mod state;
 mod steps;
 #[cfg(test)]
@@ -30,6 +35,7 @@ mod tests;
 mod tried;
 mod undone;
 mod verdict;
+mod wording;
 
 use async_trait::async_trait;
 use plumb_protocol::ToolCall;
@@ -162,6 +168,16 @@ impl Guided {
 }
 
 impl Guided {
+    /// One of the phases' own sentences as the model is told it: with the figures helper off,
+    /// without its word "figure" (see `wording.rs`).
+    fn worded(&self, sentence: &str) -> String {
+        if self.figures {
+            sentence.to_string()
+        } else {
+            wording::without_figures(sentence)
+        }
+    }
+
     /// `call` as it will run: `before_tool` may send it to the code's file.
     fn as_it_runs<'c>(&self, call: &'c ToolCall) -> std::borrow::Cow<'c, ToolCall> {
         match self.phases.to_the_code(call) {
@@ -222,7 +238,7 @@ struct Checked {
 impl Policy for Guided {
     fn shape_request(&self, shape: &mut RequestShape) {
         shape.allowed_tools = self.phases.allowed_tools();
-        shape.next_step = self.phases.next_step();
+        shape.next_step = self.phases.next_step().map(|step| self.worded(&step));
     }
 
     fn trial(&self, call: &ToolCall) -> Option<Trial> {
@@ -307,6 +323,16 @@ impl Policy for Guided {
         outcome: &mut ToolOutcome,
     ) -> Result<(), Ending> {
         if !outcome.ok {
+            // A function of the reproduction's file, which the tool would send the model to.
+            if outcome.ran
+                && let Some(note) = self
+                    .phases
+                    .name_in_the_reproduction(call, &|path| run.read(path))
+            {
+                outcome.text = note;
+                outcome.summary = outcome.text.lines().next().unwrap_or_default().to_string();
+                return Ok(());
+            }
             // An edit that could not be made, of the file the figure trace names.
             if outcome.ran
                 && let Some(note) = self.phases.after_failed_edit(call)
@@ -372,7 +398,8 @@ impl Policy for Guided {
             shown = None;
             self.phases.reject_unconfirmed()
         } else {
-            let mut sentence = self.phases.record(&check, verdict).to_string();
+            let recorded = self.phases.record(&check, verdict);
+            let mut sentence = self.worded(recorded);
             if undo && let Some(pointer) = self.phases.pointer() {
                 // A line of its own: lines past 500 characters are cut in what the model is
                 // shown, and a long path or line of code can get there.

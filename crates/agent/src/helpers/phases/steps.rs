@@ -22,7 +22,7 @@ const WORK_TOOLS: [&str; 7] = [
 ];
 
 /// How the fix step asks for the fix.
-const HOW_TO_FIX: &str = "with replace_function (the whole corrected function) or edit_file (old_text copied from the code shown above, new_text the corrected lines)";
+pub(super) const HOW_TO_FIX: &str = "with replace_function (the whole corrected function) or edit_file (old_text copied from the code shown above, new_text the corrected lines)";
 
 impl Phases {
     /// The tools this reply may call, when not all of them. Once a test shows the fix, only
@@ -189,74 +189,5 @@ impl Phases {
             ));
         }
         self.repeats_undone_lines(call)
-    }
-
-    /// A note refusing an edit of the lines of the file holding the tests that show the bug, when
-    /// the task named them or they failed at baseline: they are the reproduction, and the ladder's
-    /// tamper check rejects a change to them at the end (HumanEvalFix Python/7: the 1.5B model
-    /// rewrote the example test's `check` with `edit_file` in round 5 and worked on from there).
-    /// A test added at the end of that file (an empty `old_text`) stays allowed, and
-    /// `replace_function` there is sent to the code's file ([`Phases::to_the_code`]): on HumanEvalFix
-    /// Python/14 refusing it only repeated the test file's path back, eight rounds running.
-    fn changes_the_reproduction(&self, call: &ToolCall) -> Option<String> {
-        let path = super::verdict::written_path(call)?;
-        let rewrites = match call.name.as_str() {
-            "edit_file" => call
-                .arguments
-                .get("old_text")
-                .and_then(|old| old.as_str())
-                .is_some_and(|old| !old.is_empty()),
-            "create_file" => true,
-            _ => false,
-        };
-        (rewrites && self.holds_the_reproduction(path)).then(|| {
-            // The code's file first: a small model copies the first path it reads.
-            let code = self
-                .source_file
-                .as_deref()
-                .map(|file| format!("Change the code in {file}, not {path}"))
-                .unwrap_or_else(|| format!("Change the code, not {path}"));
-            format!(
-                "{code}: {path} holds the tests that show the bug, which must stay as they are (plumb's checks reject a change to them). Edit the code {HOW_TO_FIX}. Nothing was done."
-            )
-        })
-    }
-
-    /// Whether `path` holds the tests that show the bug, when the task named them or they failed
-    /// at baseline (the model's own test is its to change).
-    fn holds_the_reproduction(&self, path: &str) -> bool {
-        self.test
-            .as_ref()
-            .filter(|t| t.origin != Origin::Model)
-            .is_some_and(|test| {
-                test.targets
-                    .iter()
-                    .any(|target| target.split("::").next() == Some(path))
-            })
-    }
-
-    /// A `replace_function` call aimed at the file holding the tests that show the bug (named, or
-    /// failing at baseline), sent to the code's file shown up front instead, with the note saying
-    /// so. The reproduction's file must not change, and a function of the code under test is
-    /// what such a call means: on HumanEvalFix Python/14 the 1.5B model sent the right fix of
-    /// `all_prefixes` with the test file's path eight rounds running. The tool still checks that
-    /// the code's file defines the function.
-    pub(crate) fn to_the_code(&self, call: &ToolCall) -> Option<(serde_json::Value, String)> {
-        if call.name != "replace_function" {
-            return None;
-        }
-        let path = call.arguments.get("path")?.as_str()?;
-        let code = self.source_file.as_deref().filter(|file| *file != path)?;
-        if !self.holds_the_reproduction(path) {
-            return None;
-        }
-        let mut arguments = call.arguments.clone();
-        arguments["path"] = serde_json::Value::String(code.to_string());
-        Some((
-            arguments,
-            format!(
-                "plumb sent this to {code}: {path} holds the tests that show the bug, which must stay as they are.\n"
-            ),
-        ))
     }
 }

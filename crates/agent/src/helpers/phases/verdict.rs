@@ -2,6 +2,7 @@
 //! ([`CheckVerdict`], one [`TestVerdict`] a run), and the readings of test output they share.
 
 use plumb_protocol::{TestCounts, ToolCall};
+use plumb_verify::{FailureKind, FailureReading};
 
 /// How one run of the model's test came out, as far as the phases care.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -17,30 +18,11 @@ pub(crate) enum TestVerdict {
     FailsInTheTest,
 }
 
-/// Exceptions that, in a fresh test's failure, almost always mean the test is wrong rather than
-/// the code: Python names and imports, and calls made with arguments that do not exist.
-const TEST_MISTAKES: [&str; 12] = [
-    "NameError",
-    "got multiple values for",
-    "object has no attribute",
-    "object is not callable",
-    "UnboundLocalError",
-    "ImportError",
-    "ModuleNotFoundError",
-    "SyntaxError",
-    "IndentationError",
-    "unexpected keyword argument",
-    "required positional argument",
-    "fixture '",
-];
-
 impl TestVerdict {
-    /// The verdict on one run: counts from the runner, and the failure excerpt it printed.
-    pub(crate) fn of(counts: &TestCounts, excerpt: &str) -> Self {
+    /// The verdict on one run: counts from the runner, and whose mistake its failures show.
+    pub(crate) fn of(counts: &TestCounts, failure: &FailureReading) -> Self {
         if counts.failed > 0 {
-            let mistake = TEST_MISTAKES.iter().any(|m| excerpt.contains(m));
-            let asserted = excerpt.contains("AssertionError") || excerpt.contains("assert ");
-            if mistake && !asserted {
+            if failure.kind == FailureKind::TestMistake {
                 TestVerdict::FailsInTheTest
             } else {
                 TestVerdict::Fails
@@ -60,14 +42,15 @@ pub(crate) struct CheckVerdict {
     pub now: TestVerdict,
     /// The run on the original source with only the test changes (`BothWays` only).
     pub original: Option<TestVerdict>,
-    /// Both runs failed on the same assertion (see [`same_assertion`]).
+    /// Both runs failed on an assertion that compared the same values
+    /// ([`FailureReading::same_assertion`]).
     pub same_failure: bool,
     /// After a code edit once the model has a test (`Again`): a test that passed at baseline
     /// fails in the project's suite.
     pub broke_old: bool,
     /// After a code edit once a test shows the bug (`Again`): the test now stops on an error
-    /// that means the code cannot run (see [`code_stopped`]), where on the original code it did
-    /// not.
+    /// that means the code cannot run ([`FailureKind::CodeStopped`]), where on the original code
+    /// it ran to the test's check.
     pub broke_code: bool,
     /// After a code edit while tests show the bug (`Again`) and still fail: more of them pass
     /// than on the original code, so the edit is some of the way to the fix.
@@ -149,48 +132,6 @@ pub(super) fn first_line_of(text: &str) -> &str {
         .map(str::trim)
         .find(|l| !l.is_empty())
         .unwrap_or_default()
-}
-
-/// True when two runs' failure excerpts (pytest's `E` lines, without the `where` lines that
-/// print whole objects) are the same and compare a value (`assert …`): whatever changed between
-/// the runs did not change the figure that failed. False for other failures (`DID NOT RAISE`,
-/// an exception), which say nothing about a figure.
-pub(crate) fn same_assertion(one: &str, other: &str) -> bool {
-    fn assertions(excerpt: &str) -> Vec<&str> {
-        excerpt
-            .lines()
-            .filter_map(|line| line.trim_start().strip_prefix("E "))
-            .map(str::trim)
-            .filter(|line| !line.is_empty() && !line.starts_with('+') && !line.contains(" where "))
-            .collect()
-    }
-    let first = assertions(one);
-    let compares = first
-        .iter()
-        .any(|line| line.starts_with("assert ") || line.starts_with("AssertionError"));
-    compares && first == assertions(other)
-}
-
-/// Errors that, raised where the test calls the code, mean the code can no longer run at all: a
-/// name it uses is not defined, a local read before it is set, an import or the syntax broken
-/// (Python; JavaScript's `ReferenceError`). A change that brings one in where the original code
-/// ran to the test's assertion is a step back, however the test ends.
-const CODE_STOPS: [&str; 7] = [
-    "NameError",
-    "UnboundLocalError",
-    "ImportError",
-    "ModuleNotFoundError",
-    "SyntaxError",
-    "IndentationError",
-    "ReferenceError",
-];
-
-/// The first line of a failure excerpt that names one of [`CODE_STOPS`], trimmed.
-pub(crate) fn code_stopped(excerpt: &str) -> Option<&str> {
-    excerpt
-        .lines()
-        .map(str::trim)
-        .find(|line| CODE_STOPS.iter().any(|error| line.contains(error)))
 }
 
 /// A plain-words reading of a test mistake small models make often and rarely see from the

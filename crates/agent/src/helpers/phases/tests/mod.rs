@@ -8,9 +8,9 @@ mod verdicts;
 use serde_json::json;
 
 use plumb_protocol::TestCounts;
-use plumb_verify::Runner;
+use plumb_verify::{FailureReading, Runner};
 
-use super::verdict::{explain_mistake, same_assertion};
+use super::verdict::explain_mistake;
 use super::*;
 use crate::helpers::trace::Pointer;
 use crate::policy::Trial;

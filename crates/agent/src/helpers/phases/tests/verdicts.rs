@@ -4,6 +4,15 @@ use pretty_assertions::assert_eq;
 
 use super::*;
 
+/// A pytest excerpt as the phases read it.
+fn pytest(excerpt: &str) -> FailureReading {
+    plumb_verify::read_failure(Runner::Pytest, excerpt, &plumb_verify::TestFileNames)
+}
+
+fn same_assertion(one: &str, other: &str) -> bool {
+    pytest(one).same_assertion(&pytest(other))
+}
+
 #[test]
 fn a_fix_that_did_not_touch_the_asserted_figure_is_named() {
     let with_fix = "    def test_gst_after_discount():\n>       assert totals.tax == Decimal(\"162.00\")\nE       AssertionError: assert Decimal('180.00') == Decimal('162.00')\nE        +  where Decimal('180.00') = InvoiceTotals(lines=(1,)).tax\n";
@@ -69,29 +78,38 @@ fn a_fix_that_did_not_touch_the_asserted_figure_is_named() {
 fn a_failure_on_the_tests_own_mistake_is_not_a_reproduction() {
     let assertion = "E       assert Decimal('180.00') == Decimal('162.00')";
     assert_eq!(
-        TestVerdict::of(&counts(1, 0, 0), assertion),
+        TestVerdict::of(&counts(1, 0, 0), &pytest(assertion)),
         TestVerdict::Fails
     );
     let own = "E       UnboundLocalError: cannot access local variable 'item'";
     assert_eq!(
-        TestVerdict::of(&counts(1, 0, 0), own),
+        TestVerdict::of(&counts(1, 0, 0), &pytest(own)),
         TestVerdict::FailsInTheTest
     );
     let bad_call =
         "E       TypeError: LineItem.__init__() got an unexpected keyword argument 'price'";
     assert_eq!(
-        TestVerdict::of(&counts(1, 0, 0), bad_call),
+        TestVerdict::of(&counts(1, 0, 0), &pytest(bad_call)),
         TestVerdict::FailsInTheTest
     );
     // A bug that raises is still a reproduction.
     let raised = "E       ZeroDivisionError: division by zero";
     assert_eq!(
-        TestVerdict::of(&counts(1, 0, 0), raised),
+        TestVerdict::of(&counts(1, 0, 0), &pytest(raised)),
         TestVerdict::Fails
     );
-    assert_eq!(TestVerdict::of(&counts(0, 0, 2), ""), TestVerdict::Passes);
-    assert_eq!(TestVerdict::of(&counts(0, 1, 0), ""), TestVerdict::Broken);
-    assert_eq!(TestVerdict::of(&counts(0, 0, 0), ""), TestVerdict::Broken);
+    assert_eq!(
+        TestVerdict::of(&counts(0, 0, 2), &pytest("")),
+        TestVerdict::Passes
+    );
+    assert_eq!(
+        TestVerdict::of(&counts(0, 1, 0), &pytest("")),
+        TestVerdict::Broken
+    );
+    assert_eq!(
+        TestVerdict::of(&counts(0, 0, 0), &pytest("")),
+        TestVerdict::Broken
+    );
 }
 
 fn counts(failed: u32, errors: u32, passed: u32) -> TestCounts {
