@@ -3,12 +3,15 @@
 //! - [`syntax`]: which languages we parse, and the edit check that refuses an edit adding a syntax error.
 //! - [`outline`]: the definitions (classes, functions, methods, …) of one source file.
 //! - [`repo_map`]: a directory outline with those definitions, for the repo map and `list_files`.
+//! - [`prompt`]: what the model sees in every request; `history.rs` bounds the history in it, and
+//!   [`size`] counts a request's parts for the journal.
 //! - [`rust_tests`]: the test part of a Rust source file (its `#[cfg(test)]` items), for the ladder.
 
 // Unit tests read their own fixtures; the library itself reads workspace files only through
 // plumb_workspace::Tree (clippy.toml's disallowed-methods, checked on the non-test build).
 #![cfg_attr(test, allow(clippy::disallowed_methods))]
 
+mod history;
 pub mod outline;
 mod parser;
 pub mod prompt;
@@ -16,4 +19,5 @@ mod python_indent;
 pub mod relevant;
 pub mod repo_map;
 pub mod rust_tests;
+pub mod size;
 pub mod syntax;

@@ -61,6 +61,11 @@ impl Run {
                 .cloned()
                 .map(LoggedMessage::sent)
                 .collect(),
+            size: Some(plumb_context::size::prompt_size(
+                &prepared.request.messages,
+                &prepared.request.tools,
+                None,
+            )),
         })
         .await;
         let reviewed = self

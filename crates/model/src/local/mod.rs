@@ -147,6 +147,18 @@ impl LocalClient {
     }
 }
 
+/// The prompt text the embedded model is sent for `request` (Qwen2.5's ChatML, the history
+/// narrated; `thought` as `local.thought`): what its prompt tokens are counted on. Tests and
+/// benchmarks measure the prompt's size with it.
+pub fn prompt_text(request: &ModelRequest, thought: bool) -> String {
+    chatml::render(
+        &request.messages,
+        &request.tools,
+        thought,
+        request.next_step.as_deref(),
+    )
+}
+
 /// The seed of request `id` under `local.seed`: a different seed per request and the same
 /// sequence every run with one setting, so reruns are comparable. The setting is spread far
 /// apart first: with `seed + id`, the runs of seeds 1 and 2 sampled the same seeds one request
