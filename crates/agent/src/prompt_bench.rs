@@ -7,8 +7,7 @@
 //!
 //! The token count here is an estimate, [`estimated_tokens`]: one token per three bytes, rounded
 //! up. Qwen2.5's byte-level BPE gives ASCII code and English about 3.5–4.5 bytes a token, so
-//! bytes/3 overstates the count (measured against the real tokenizer in `docs/helpers.md`, "The
-//! prompt's size"). Set `PLUMB_PROMPT_DUMP=DIR` to write each round's prompt to `DIR/round-N.txt`
+//! bytes/3 overstates the count (measured against the real tokenizer in `docs/prompt.md`). Set `PLUMB_PROMPT_DUMP=DIR` to write each round's prompt to `DIR/round-N.txt`
 //! for counting with the real tokenizer (`scripts/prompt_tokens.py`).
 
 use std::path::{Path, PathBuf};

@@ -4,7 +4,7 @@
 //! The count is an estimate, [`estimated_tokens`]: one token per three bytes, rounded up. It
 //! needs no tokenizer and errs high for the models plumb runs: Qwen2.5's byte-level BPE (the
 //! embedded model) gives ASCII code and English about 3.5–4.5 bytes a token, so bytes/3 is an
-//! upper bound there (the measurement is in `docs/helpers.md`, "The prompt's size").
+//! upper bound there (the measurement is in `docs/prompt.md`).
 
 use plumb_protocol::{Message, PromptSize, Role, ToolSpec};
 
