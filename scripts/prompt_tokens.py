@@ -6,7 +6,9 @@
 
 Each `round-N.txt` is sent to `plumb-llm` (JSON Lines on stdin/stdout) with `max_tokens` 0, which
 only evaluates the prompt; the reply's `prompt_tokens` is the model's own tokenizer's count. Prints
-one line per round: bytes, the bytes/3 estimate plumb journals, the real count, bytes per token.
+one line per round: bytes, the bytes/3 estimate plumb journals, the real count, bytes per token,
+and, since the rounds go to one runner in order as a run's requests do, how many tokens the
+runner evaluated (those not reused from the previous round's cached prefix) and in how long.
 """
 
 import json
@@ -37,7 +39,7 @@ def main() -> int:
     if ready.get("event") == "error" or "error" in ready:
         print(f"plumb-llm did not start: {ready}", file=sys.stderr)
         return 1
-    print("round  bytes  estimate(bytes/3)  tokens  bytes/token")
+    print("round  bytes  estimate(bytes/3)  tokens  bytes/token  evaluated  prompt_ms")
     for number, path in enumerate(files, 1):
         text = path.read_text()
         child.stdin.write(json.dumps({"id": number, "prompt": text, "max_tokens": 0}) + "\n")
@@ -48,7 +50,11 @@ def main() -> int:
             return 1
         tokens = reply["prompt_tokens"]
         size = len(text.encode())
-        print(f"{path.stem:>8} {size:>6} {-(-size // 3):>8} {tokens:>8} {size / tokens:>8.2f}")
+        evaluated = tokens - reply.get("cached_tokens", 0)
+        print(
+            f"{path.stem:>8} {size:>6} {-(-size // 3):>8} {tokens:>8} {size / tokens:>8.2f}"
+            f" {evaluated:>8} {reply.get('prompt_ms', 0):>9.0f}"
+        )
     child.stdin.close()
     child.wait()
     return 0

@@ -2,9 +2,10 @@
 //! what grows in a long run shows there round by round.
 //!
 //! The count is an estimate, [`estimated_tokens`]: one token per three bytes, rounded up. It
-//! needs no tokenizer and errs high for the models plumb runs: Qwen2.5's byte-level BPE (the
-//! embedded model) gives ASCII code and English about 3.5–4.5 bytes a token, so bytes/3 is an
-//! upper bound there (the measurement is in `docs/prompt.md`).
+//! needs no tokenizer and errs high for the embedded model: Qwen2.5's tokenizer gave 3.3–4.0
+//! bytes a token on the prompts of a 12-round run (ASCII code, pytest output, English), so
+//! bytes/3 stayed above the real count by 10–32 % (`docs/prompt.md`). Text far from ASCII (CJK,
+//! emoji) can take more tokens than bytes/3; the journal says the count is an estimate.
 
 use plumb_protocol::{Message, PromptSize, Role, ToolSpec};
 
