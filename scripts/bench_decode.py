@@ -4,13 +4,17 @@
 Usage: scripts/bench_decode.py [--llm target/release/plumb-llm] [--model 1.5b|0.5b|PATH]
                                [--repeats 3] [--threads 0] [--drafts 0,4,8,16]
 
-The prompt is a round of the bundled BILL-412 example as the embedded model sees it: the file
-billing/invoice_totals.py shown whole, the ticket, and a reply forced by a JSON-schema grammar to
-one `replace_function` call (a thought, then the function written out again with its fix: some
-250-350 tokens, most of them copied from the file). The prompt is evaluated once first
-(`max_tokens` 0), so every measured request decodes only the reply.
+The prompt is a round of the bundled BILL-412 example: the ticket, the file
+billing/invoice_totals.py shown whole, and a `replace_function` reply already begun up to its
+`new_text` (so the model writes the function out again with its fix, some 180 tokens, most of them
+copied from the file; the 1.5B model asked for the call from scratch writes a placeholder instead).
+A begun reply cannot be held to a grammar, so the requests have none and stop at the call's end.
+The prompt is evaluated once first (`max_tokens` 0), so every measured request decodes only the
+reply.
 
-Each row is one setting: `n` sequences sampled side by side (temperature 0.7, the candidates' own)
+The first table is what one batch of k new tokens costs (k words appended to the cached prompt,
+evaluated without generation): on a CPU whose decoding is bound by reading the weights it grows
+slowly with k, and only then can side-by-side sequences or drafts pay. In the second, each row is one setting: `n` sequences sampled side by side (temperature 0.7, the candidates' own)
 or one (temperature 0.2, a round's first reply), with `draft` tokens guessed by prompt lookup per
 decode. Printed per row, the median over --repeats: generated tokens (all sequences), the
 runner's own generation time (gen_ms), tokens/s, decodes, drafts kept of drafted, and the time
@@ -34,23 +38,14 @@ FILES = {
     "1.5b": "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
     "0.5b": "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf",
 }
-SCHEMA = {
-    "type": "object",
-    "properties": {
-        "thought": {"type": "string", "maxLength": 300},
-        "tool": {"const": "replace_function"},
-        "arguments": {
-            "type": "object",
-            "properties": {
-                "path": {"type": "string"},
-                "name": {"type": "string"},
-                "new_text": {"type": "string"},
-            },
-            "required": ["path", "name", "new_text"],
-        },
-    },
-    "required": ["thought", "tool", "arguments"],
-}
+# The reply starts here, as the model's own would: the rest is the function written out again,
+# most of it copied from the file above (sent without a grammar, since the reply is begun).
+PREFIX = (
+    '{"thought": "GST must be worked out on the price after the discount.", "tool": '
+    '"replace_function", "arguments": {"path": "billing/invoice_totals.py", "name": '
+    '"line_totals", "new_text": "'
+)
+STOP = ['"}}']
 
 
 def models_dir():
@@ -72,8 +67,8 @@ def prompt():
         '<|im_start|>assistant\n{"thought": "Read the totals.", "tool": "read_file", '
         '"arguments": {"path": "billing/invoice_totals.py"}}<|im_end|>\n'
         f"<|im_start|>user\n[read_file billing/invoice_totals.py]\n{shown}<|im_end|>\n"
-        "<|im_start|>user\nNow fix line_totals with replace_function: write the whole function "
-        "again with the fix.<|im_end|>\n<|im_start|>assistant\n"
+        "<|im_start|>user\nFix line_totals: write the whole function again with replace_function."
+        "<|im_end|>\n<|im_start|>assistant\n" + PREFIX
     )
 
 
@@ -118,11 +113,30 @@ def main():
         sys.exit(f"{args.llm} does not exist; build it with cargo build --release -p plumb-llm")
     drafts = [int(d) for d in args.drafts.split(",")]
     text = prompt()
-    schema = json.dumps(SCHEMA)
     runner = Runner(args.llm, model, args.threads)
     warm = runner.ask(prompt=text, max_tokens=0)
     print(f"model {model.name}, prompt {warm['prompt_tokens']} tokens, {args.repeats} repeats, "
           f"threads {args.threads or 'all'}", file=sys.stderr)
+
+    # What a batch of k new tokens costs: the prompt plus k more words, the prompt cached.
+    words = ("alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu nu xi omicron pi rho "
+             "sigma tau upsilon phi chi psi omega").split()
+    print("| new tokens in one batch | ms (median) | ms a token | against one token |")
+    print("|---:|---:|---:|---:|")
+    single = None
+    for k in (1, 2, 4, 8, 16):
+        costs = []
+        for repeat in range(args.repeats):
+            extra = " ".join(words[(i * 7 + repeat * 5 + k) % len(words)] for i in range(k))
+            reply = runner.ask(prompt=text + extra, max_tokens=0)
+            fresh = reply["prompt_tokens"] - reply["cached_tokens"]
+            costs.append((reply["prompt_ms"], fresh))
+        ms = statistics.median(c[0] for c in costs)
+        fresh = statistics.median(c[1] for c in costs)
+        single = single or ms / fresh
+        print(f"| {fresh:.0f} | {ms:.0f} | {ms / fresh:.1f} | {ms / single:.2f}x |")
+    print()
+    runner.ask(prompt=text, max_tokens=0)
 
     rows = {}
     for n in (1, 4):
@@ -130,7 +144,7 @@ def main():
             runs = []
             for repeat in range(args.repeats):
                 reply = runner.ask(
-                    prompt=text, json_schema=SCHEMA, max_tokens=512, n=n, draft=draft,
+                    prompt=text, stop=STOP, max_tokens=512, n=n, draft=draft,
                     temperature=0.2 if n == 1 else 0.7, seed=1000 + repeat,
                 )
                 runs.append(reply)
@@ -153,8 +167,8 @@ def main():
         print(f"| {n} | {draft} | {tokens:.0f} | {gen:.1f} | {tokens / gen:.1f} | {median(runs, 'decodes'):.0f} "
               f"| {kept} / {drafted} | {gen / base:.2f}x | {gen / one:.2f}x |")
 
-    plain = runner.ask(prompt=text, json_schema=SCHEMA, max_tokens=512, temperature=0, draft=0)
-    drafted = runner.ask(prompt=text, json_schema=SCHEMA, max_tokens=512, temperature=0, draft=max(drafts))
+    plain = runner.ask(prompt=text, stop=STOP, max_tokens=512, temperature=0, draft=0)
+    drafted = runner.ask(prompt=text, stop=STOP, max_tokens=512, temperature=0, draft=max(drafts))
     same = plain["text"] == drafted["text"]
     print(f"\ntemperature 0, draft {max(drafts)} against none: "
           f"{'the same text' if same else 'DIFFERENT text'} ({plain['output_tokens']} tokens)")

@@ -40,7 +40,8 @@ impl EntryWriter {
                 round,
                 shared,
                 messages,
-            } => self.request(round, shared, messages),
+                size,
+            } => self.request(round, shared, messages, size),
             Event::ModelReply {
                 round,
                 reply,
@@ -164,7 +165,13 @@ impl EntryWriter {
         }
     }
 
-    fn request(&mut self, round: u32, shared: usize, logged: Vec<LoggedMessage>) -> Event {
+    fn request(
+        &mut self,
+        round: u32,
+        shared: usize,
+        logged: Vec<LoggedMessage>,
+        size: Option<plumb_protocol::PromptSize>,
+    ) -> Event {
         let full: Vec<(Message, u64)> = match expand(&self.previous, shared, &logged, &self.replies)
         {
             Ok(full) => full,
@@ -175,6 +182,7 @@ impl EntryWriter {
                     round,
                     shared,
                     messages: logged,
+                    size,
                 };
             }
         };
@@ -194,6 +202,7 @@ impl EntryWriter {
             round,
             shared,
             messages,
+            size,
         }
     }
 
@@ -247,6 +256,7 @@ pub fn journal_requests(lines: &[JournalLine]) -> Result<Vec<JournalRequest>, St
                 round,
                 shared,
                 messages,
+                ..
             } => {
                 let full = expand(&previous, *shared, messages, &replies)
                     .map_err(|why| format!("journal line {}: {why}", line.seq))?;
@@ -387,6 +397,7 @@ mod tests {
             round,
             shared: 0,
             messages: messages.iter().cloned().map(LoggedMessage::sent).collect(),
+            size: None,
         }
     }
 
@@ -578,6 +589,7 @@ mod tests {
                 round: 1,
                 shared: 3,
                 messages: Vec::new(),
+                size: None,
             },
         );
 

@@ -29,6 +29,8 @@ mod journal;
 mod journal_entry;
 mod ladder;
 mod policy;
+#[cfg(test)]
+mod prompt_bench;
 mod replay;
 mod review;
 mod run;

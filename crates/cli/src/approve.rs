@@ -113,12 +113,22 @@ fn summary(request: &ApprovalRequest, color: bool) -> Shown {
             let colour = match review.verdict {
                 ReviewVerdict::Approve => Colour::Green,
                 ReviewVerdict::RequestChanges => Colour::Red,
-                ReviewVerdict::NeedsAttention => Colour::Yellow,
+                ReviewVerdict::NeedsAttention | ReviewVerdict::NotReviewed => Colour::Yellow,
             };
-            out.text("review by ")
-                .field(&review.reviewer)
-                .text(": ")
-                .painted(colour, review.verdict.words());
+            match &review.not_reviewed {
+                Some(why) => {
+                    out.text("review: ")
+                        .painted(colour, ReviewVerdict::NotReviewed.words())
+                        .text(" — ")
+                        .indented(why, "    ");
+                }
+                None => {
+                    out.text("review by ")
+                        .field(&review.reviewer)
+                        .text(": ")
+                        .painted(colour, review.verdict.words());
+                }
+            }
             if !review.summary.is_empty() {
                 out.text(" — ").indented(&review.summary, "    ");
             }
@@ -177,6 +187,7 @@ mod tests {
                 attention: vec!["tamper scan: x".into()],
                 patch_sha256: "ab12".into(),
                 round: 1,
+                not_reviewed: None,
             }),
         };
 

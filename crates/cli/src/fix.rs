@@ -294,7 +294,9 @@ fn print_report_with(report: &FinalReport, json: bool, show_patch: bool) {
         report.reason
     );
     say!("model: {}", usage_line(&report.usage));
-    if let Some(review) = &report.review {
+    if let Some(why) = report.review.as_ref().and_then(|r| r.not_reviewed.as_ref()) {
+        say!("review: not reviewed — {}", one_line(why));
+    } else if let Some(review) = &report.review {
         say!(
             "review by {}: {}{}",
             one_line(&review.reviewer),

@@ -146,6 +146,13 @@ fn render(event: &Event) -> Option<String> {
             ))
         }
         Event::Reviewed { review } => {
+            if let Some(why) = &review.not_reviewed {
+                let mut line = format!("review {}: not reviewed — {}", review.round, one_line(why));
+                for why in &review.attention {
+                    line.push_str(&format!("\n    attention: {}", one_line(why)));
+                }
+                return Some(line);
+            }
             let mut line = format!(
                 "review {} by {}: {}",
                 review.round,

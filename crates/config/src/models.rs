@@ -93,10 +93,13 @@ pub struct Local {
     /// evaluating it again (turn off only to measure it).
     pub prompt_cache: bool,
     /// Draft tokens guessed by prompt lookup (the text the model was shown) and checked in one
-    /// decode; 0 decodes one token at a time. The replies are the same; only their speed differs.
+    /// decode; 0 (the default) decodes one token at a time. The replies are the same; only their
+    /// speed differs, and on two CPU cores drafts measured slower (`scripts/bench_decode.py`).
     pub draft_tokens: u32,
     /// Sample a round's extra candidate replies side by side in one batch (they share the
-    /// prompt); off samples each when it is needed (turn off only to measure it).
+    /// prompt); off (the default) samples each when it is needed. On two CPU cores four replies
+    /// in one batch took 3.6 times one reply's time, so the batch pays only when every extra
+    /// candidate would be sampled anyway.
     pub batch_candidates: bool,
 }
 
@@ -114,8 +117,8 @@ impl Default for Local {
             seed: 1234,
             constrained: true,
             prompt_cache: true,
-            draft_tokens: 8,
-            batch_candidates: true,
+            draft_tokens: 0,
+            batch_candidates: false,
         }
     }
 }

@@ -21,6 +21,11 @@ pub struct Review {
     /// The longest diff the reviewer is sent, in characters; a longer one is cut, and the review
     /// then needs a person's attention whatever it says.
     pub max_diff_chars: usize,
+    /// Whether a small model (the embedded one, or any marked `helpers.profile = "small"`) reads
+    /// the change when it is the only reviewer. Off by default: the report then says the change
+    /// was not reviewed and why, rather than show a verdict that measured no better than a coin
+    /// (docs/approval.md); `review.model` names a capable reviewer instead.
+    pub small_model: bool,
 }
 
 impl Default for Review {
@@ -30,6 +35,7 @@ impl Default for Review {
             model: String::new(),
             returns: None,
             max_diff_chars: 24_000,
+            small_model: false,
         }
     }
 }

@@ -174,6 +174,10 @@ pub(crate) const RULES: &[(&str, Rule)] = &[
     ),
     ("review.returns", Rule::AtMost),
     ("review.max_diff_chars", Rule::AtMost),
+    (
+        "review.small_model",
+        Rule::OnlyOn("only your own settings can switch a small model's review off"),
+    ),
     ("approval.timeout_secs", Rule::AtMost),
     ("approval.max_diff_bytes", Rule::AtMost),
 ];

@@ -4,6 +4,8 @@
 //! - [`callables`]: every function and method of one source file, at any depth, with its owner.
 //! - [`outline`]: the definitions (classes, functions, methods, …) of one source file.
 //! - [`repo_map`]: a directory outline with those definitions, for the repo map and `list_files`.
+//! - [`prompt`]: what the model sees in every request; `history.rs` bounds the history in it, and
+//!   [`size`] counts a request's parts for the journal.
 //! - [`rust_tests`]: the test part of a Rust source file (its `#[cfg(test)]` items), for the ladder.
 
 // Unit tests read their own fixtures; the library itself reads workspace files only through
@@ -11,6 +13,7 @@
 #![cfg_attr(test, allow(clippy::disallowed_methods))]
 
 pub mod callables;
+mod history;
 pub mod outline;
 mod parser;
 pub mod prompt;
@@ -18,4 +21,5 @@ mod python_indent;
 pub mod relevant;
 pub mod repo_map;
 pub mod rust_tests;
+pub mod size;
 pub mod syntax;

@@ -3,9 +3,15 @@
 //! Order, fixed: the rules (system), then the first user message with the ticket in full on top,
 //! the project notes, the test command and its baseline, and the repo map; then the history. In the
 //! history the last `keep_full` tool results stay as the model saw them, each older one shrinks to a
-//! single line, so a long run keeps its ticket and its latest evidence in view.
+//! single line, and the other bounds of `history.rs` apply (long texts of old calls, old notes,
+//! views of a file a later result replaced), so a long run keeps its ticket and its latest
+//! evidence in view and its prompt stays about the size of a short run's. `size.rs` counts the
+//! parts of a request for the journal.
 
 use plumb_protocol::{Message, ToolCall};
+
+pub use crate::history::shown_whole;
+use crate::history::{self, Shown};
 
 /// The rules every request starts with.
 pub const RULES: &str = "You are plumb's fixer. You change the code of one project so that the ticket below is resolved, working only through the tools you are given: search_code, read_file, list_files, edit_file, create_file, run_tests, run and done. There is no shell.
@@ -117,53 +123,39 @@ pub enum Turn {
     Note(String),
 }
 
-/// How many of the first `results` tool results are shown shrunk to one line. Results shrink
-/// `keep_full` at a time, so the front of the conversation changes only every `keep_full` results
-/// and a provider's prompt cache (or the local model's KV cache) keeps matching in between; at
-/// least the last `keep_full` stay in full.
+/// How many of the first `results` tool results are shown shrunk to one line: all but the last
+/// `keep_full` (the second seed's rule, docs/contracts.md §4). They shrink one a round, not
+/// `keep_full` at a time as they once did: the steps kept a cached prefix matching for longer but
+/// let up to `2 × keep_full − 1` results stand whole, which is what made the prompt of round 10
+/// twice the budget.
 pub fn shrunk_before(results: usize, keep_full: usize) -> usize {
-    match keep_full {
-        0 => results,
-        keep => (results.saturating_sub(keep) / keep) * keep,
-    }
+    results.saturating_sub(keep_full)
 }
 
-/// The messages of one request: `head` (rules and first message), then the turns, with older tool
-/// results shrunk to their single line in steps of `keep_full`, keeping at least the last `keep_full`.
+/// The messages of one request: `head` (rules and first message), then the turns under the
+/// history's bounds (`history.rs`): the last `keep_full` tool results whole, older ones one line,
+/// long texts of old and already-shown calls by their size, old notes by their first sentence, a
+/// view of a file a later result replaced by one line.
 pub fn build_messages(head: &[Message], turns: &[Turn], keep_full: usize) -> Vec<Message> {
-    let results = turns
-        .iter()
-        .filter(|t| matches!(t, Turn::ToolResult { .. }))
-        .count();
-    let shrink_before = shrunk_before(results, keep_full);
-    let mut seen = 0usize;
     let mut messages = head.to_vec();
-    for turn in turns {
-        match turn {
-            Turn::Assistant {
+    for shown in history::shown(turns, keep_full) {
+        messages.push(match shown {
+            Shown::Assistant {
                 content,
                 tool_calls,
-            } => messages.push(Message::assistant(content.clone(), tool_calls.clone())),
-            Turn::ToolResult {
+            } => Message::assistant(content, tool_calls),
+            Shown::Result {
                 call_id,
                 text,
-                one_line,
-                failed,
-            } => {
-                let shown = if seen < shrink_before {
-                    format!("[older result, shortened] {one_line}")
-                } else {
-                    text.clone()
-                };
-                seen += 1;
-                messages.push(if *failed {
-                    Message::tool_error(call_id.clone(), shown)
-                } else {
-                    Message::tool(call_id.clone(), shown)
-                });
-            }
-            Turn::Note(text) => messages.push(Message::user(format!("[plumb] {text}"))),
-        }
+                failed: true,
+            } => Message::tool_error(call_id, text),
+            Shown::Result {
+                call_id,
+                text,
+                failed: false,
+            } => Message::tool(call_id, text),
+            Shown::Note(text) => Message::user(format!("[plumb] {text}")),
+        });
     }
     messages
 }

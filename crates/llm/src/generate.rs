@@ -187,7 +187,8 @@ pub fn generate(
             loop {
                 let idx = seq.batch_idx + i32::try_from(verified).unwrap_or(i32::MAX);
                 let token = pick(ctx, seq, idx, &vocab)?;
-                let drafted = drafts.get(verified) == token.as_ref();
+                // A sequence that ends here ends past its drafts, never on one.
+                let drafted = token.is_some() && drafts.get(verified) == token.as_ref();
                 take(seq, token, drafted, plan, model, &mut piece);
                 if drafted {
                     verified += 1;

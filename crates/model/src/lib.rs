@@ -19,7 +19,7 @@ use async_trait::async_trait;
 use plumb_protocol::{Message, ModelReply, ToolSpec};
 
 pub use connect::{ConnectOptions, Endpoint, connect, price_for};
-pub use local::{LocalClient, LocalSettings, LocalTuning};
+pub use local::{LocalClient, LocalSettings, LocalTuning, prompt_text as local_prompt_text};
 pub use script::{ScriptModel, ScriptTurn, parse_script};
 pub use spec::ModelSpec;
 

@@ -71,6 +71,9 @@ pub enum Event {
         #[serde(default, skip_serializing_if = "is_zero")]
         shared: usize,
         messages: Vec<LoggedMessage>,
+        /// The request's size part by part (absent in journals written before it was counted).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        size: Option<crate::PromptSize>,
     },
     ModelReply {
         round: u32,

@@ -10,6 +10,7 @@ mod events;
 mod helpers;
 mod messages;
 mod numbers;
+mod prompt_size;
 mod report;
 mod review;
 mod settings;
@@ -18,6 +19,7 @@ pub use events::{Event, JOURNAL_VERSION, JournalLine, LoggedMessage, RunMeta};
 pub use helpers::{HelperState, ModelProfile};
 pub use messages::{Message, ModelReply, Role, ToolCall, ToolSpec, Usage};
 pub use numbers::thousands;
+pub use prompt_size::PromptSize;
 pub use report::{
     CheckReport, CheckStatus, CheckStep, FinalReport, Outcome, SandboxKind, TestCounts, Timings,
 };

@@ -13,6 +13,9 @@ pub enum ReviewVerdict {
     RequestChanges,
     /// A person must look closely: the tamper scan flagged the diff, or no usable verdict came.
     NeedsAttention,
+    /// No reviewer read the change: the only one at hand was a small model, whose verdicts were
+    /// not worth reading (`review.small_model`); the review's summary says so.
+    NotReviewed,
 }
 
 impl ReviewVerdict {
@@ -21,6 +24,7 @@ impl ReviewVerdict {
             ReviewVerdict::Approve => "approve",
             ReviewVerdict::RequestChanges => "request_changes",
             ReviewVerdict::NeedsAttention => "needs_attention",
+            ReviewVerdict::NotReviewed => "not_reviewed",
         }
     }
 
@@ -30,6 +34,7 @@ impl ReviewVerdict {
             ReviewVerdict::Approve => "approve",
             ReviewVerdict::RequestChanges => "request changes",
             ReviewVerdict::NeedsAttention => "needs attention",
+            ReviewVerdict::NotReviewed => "not reviewed",
         }
     }
 }
@@ -80,6 +85,10 @@ pub struct Review {
     pub patch_sha256: String,
     /// 1 for the first review of the run, 2 after the run went back once with notes, …
     pub round: u32,
+    /// Set when no model read the change, saying why (the only reviewer at hand was a small
+    /// model and `review.small_model` is off); `model_verdict` is then `None`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub not_reviewed: Option<String>,
 }
 
 /// One review of a run, in brief: what `plumb eval` counts ("how often reviewers reject a

@@ -94,7 +94,7 @@ impl Tool for EditFile {
             "type": "object",
             "properties": {
                 "path": {"type": "string", "description": "File path relative to the project root."},
-                "old_text": {"type": "string", "description": "The exact text to replace; must occur exactly once. Empty: new_text is added at the end of the file."},
+                "old_text": {"type": "string", "description": "The exact text to replace (empty: add new_text at the end)."},
                 "new_text": {"type": "string", "description": "The text to put in its place."}
             },
             "required": ["path", "old_text", "new_text"],

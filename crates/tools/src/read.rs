@@ -144,7 +144,7 @@ impl Tool for ReadFile {
     }
 
     fn description(&self, _project: &Project<'_>) -> String {
-        "Show a window of a file with line numbers (100 lines unless you ask for up to 400). The numbers are not part of the file: leave them out when you copy text into edit_file.".into()
+        "Show a window of a file with line numbers (100 lines unless you ask for up to 400); the numbers are not part of the file.".into()
     }
 
     fn parameters(&self, _project: &Project<'_>) -> Value {

@@ -8,6 +8,11 @@
 //! The reviewer is a model too, so its word never approves anything: the verdict a person sees is
 //! "needs attention" whenever the tamper scan flagged the diff, the reviewer read only part of it,
 //! or it gave no usable verdict.
+//!
+//! A small model is asked only when `review.small_model` says so: on untouched tasks the embedded
+//! model's verdict agreed with the hidden tests about once in three, and it told a newcomer
+//! "request changes" on a right fix for a reason that made no sense. Otherwise the change is
+//! reported "not reviewed", with why, and no request is spent on it.
 
 mod prompt;
 mod verdict;
@@ -27,6 +32,8 @@ use self::prompt::{REVIEW_TOOL, Shown};
 pub(crate) struct Reviewer {
     /// `None`: the fixer's model reviews.
     model: Option<Box<dyn ModelClient>>,
+    /// The reviewer's profile (the fixer's when it reviews).
+    profile: ModelProfile,
     settings: plumb_config::Review,
     /// Times a request-changes verdict may send the run back (`review.returns`, or the
     /// reviewer's profile's default).
@@ -74,6 +81,7 @@ impl Reviewer {
         let profile = model.as_ref().map_or(fixer_profile, |m| m.profile());
         Self {
             returns: settings.returns_for(profile),
+            profile,
             model,
             settings,
             returns_used: 0,
@@ -94,6 +102,46 @@ impl Reviewer {
     /// Every review of the run so far, in brief.
     pub(crate) fn steps(&self) -> &[ReviewStep] {
         &self.steps
+    }
+
+    /// The review a person sees when no model reads `change`: the reviewer would be a small model
+    /// and `review.small_model` is off. `None` when a reviewer is to read it. The tamper flags
+    /// still make it "needs attention".
+    pub(crate) fn not_reviewed(
+        &mut self,
+        fixer: &dyn ModelClient,
+        change: &Change<'_>,
+    ) -> Option<Review> {
+        if self.profile != ModelProfile::Small || self.settings.small_model {
+            return None;
+        }
+        let reviewer = self.model.as_deref().unwrap_or(fixer).name();
+        let attention: Vec<String> = change
+            .flags
+            .iter()
+            .map(|(_, detail)| format!("tamper scan: {detail}"))
+            .collect();
+        let review = Review {
+            not_reviewed: Some(format!(
+                "the reviewer would be {reviewer}, a small model whose verdicts measured no \
+                 better than a guess: read the diff yourself, or set review.model to a capable \
+                 model (review.small_model = true asks the small one anyway)"
+            )),
+            summary: String::new(),
+            reviewer,
+            verdict: if attention.is_empty() {
+                ReviewVerdict::NotReviewed
+            } else {
+                ReviewVerdict::NeedsAttention
+            },
+            model_verdict: None,
+            notes: Vec::new(),
+            attention,
+            patch_sha256: change.patch.sha256.clone(),
+            round: self.last.as_ref().map_or(1, |last| last.round + 1),
+        };
+        self.last = Some(review.clone());
+        Some(review)
     }
 
     /// The request that asks the reviewer about `change`, for [`Reviewer::review`] (and the
@@ -184,6 +232,7 @@ impl Reviewer {
             attention,
             patch_sha256,
             round: self.last.as_ref().map_or(1, |last| last.round + 1),
+            not_reviewed: None,
         };
         self.steps.push(ReviewStep {
             round: review.round,

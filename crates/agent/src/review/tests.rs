@@ -220,6 +220,7 @@ fn a_review_replays_as_the_same_call() {
         attention: vec!["tamper scan: x".into()],
         patch_sha256: String::new(),
         round: 1,
+        not_reviewed: None,
     };
 
     let turn = as_script_turn(&review);
@@ -269,4 +270,50 @@ async fn a_small_fixer_reviewing_its_own_fix_sends_nothing_back_unless_told_to()
         .await
         .unwrap();
     assert!(reviewed.back_to_fixer.is_some());
+}
+
+#[test]
+fn a_small_reviewer_is_not_asked_and_the_change_is_reported_not_reviewed() {
+    let fixer = ScriptModel::from_turns("local".into(), Vec::new());
+    let checks = [];
+    let patch = patch();
+    let flags = [("skip_marker".to_string(), "tests/t.py: skip".to_string())];
+    let change = |flags| Change {
+        ticket: "n == 0 crashes",
+        checks: &checks,
+        flags,
+        patch: &patch,
+    };
+
+    let mut small = Reviewer::new(None, plumb_config::Review::default(), ModelProfile::Small);
+    let review = small.not_reviewed(&fixer, &change(&[])).unwrap();
+    assert_eq!(
+        (
+            review.verdict,
+            review.model_verdict,
+            review.reviewer.as_str()
+        ),
+        (ReviewVerdict::NotReviewed, None, "local")
+    );
+    assert!(review.not_reviewed.unwrap().contains("review.model"));
+    assert_eq!(small.last().map(|last| last.round), Some(1));
+    // A flagged diff still needs a person's attention, reviewed or not.
+    let flagged = small.not_reviewed(&fixer, &change(&flags)).unwrap();
+    assert_eq!(
+        (flagged.verdict, flagged.attention, flagged.round),
+        (
+            ReviewVerdict::NeedsAttention,
+            vec!["tamper scan: tests/t.py: skip".to_string()],
+            2
+        )
+    );
+
+    let asked = plumb_config::Review {
+        small_model: true,
+        ..plumb_config::Review::default()
+    };
+    let mut told = Reviewer::new(None, asked, ModelProfile::Small);
+    assert!(told.not_reviewed(&fixer, &change(&[])).is_none());
+    let mut capable = Reviewer::new(None, plumb_config::Review::default(), ModelProfile::Capable);
+    assert!(capable.not_reviewed(&fixer, &change(&[])).is_none());
 }

@@ -233,7 +233,8 @@ impl Run {
     }
 
     /// The round of an identical earlier read-only call whose answer is still shown in full and
-    /// nothing has changed since. One the history has shrunk to a line may be made again.
+    /// nothing has changed since. One the history has shrunk to a line, or whose view of a file a
+    /// later result replaced, may be made again.
     fn repeated_read(&mut self, call: &ToolCall) -> Option<u32> {
         if !READ_ONLY.contains(&call.name.as_str()) {
             return None;
@@ -249,7 +250,8 @@ impl Run {
             changes: self.changes,
         };
         let earlier = self.stuck.repeated_read(&call.name, &call.arguments, now)?;
-        if earlier.result < prompt::shrunk_before(results, self.keep_full) {
+        let whole = prompt::shown_whole(&self.turns, self.keep_full);
+        if !whole.get(earlier.result).copied().unwrap_or(false) {
             self.stuck.forget_read(&call.name, &call.arguments, now);
             return None;
         }

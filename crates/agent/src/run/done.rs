@@ -48,6 +48,13 @@ impl Run {
             flags: &self.ladder.flags,
             patch: &patch,
         };
+        if let Some(review) = self.reviewer.not_reviewed(self.model.as_ref(), &change) {
+            self.emit(Event::Reviewed {
+                review: Box::new(review),
+            })
+            .await;
+            return Ok(verified);
+        }
         let prepared = self.reviewer.prepare(change);
         // The reviewer's request is a model request like the fixer's: the journal keeps it, so
         // it says everything that was sent to a model.
@@ -61,6 +68,11 @@ impl Run {
                 .cloned()
                 .map(LoggedMessage::sent)
                 .collect(),
+            size: Some(plumb_context::size::prompt_size(
+                &prepared.request.messages,
+                &prepared.request.tools,
+                None,
+            )),
         })
         .await;
         let reviewed = self

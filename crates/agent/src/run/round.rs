@@ -5,6 +5,7 @@
 use std::time::Instant;
 
 use plumb_context::prompt::{self, Turn};
+use plumb_context::size::prompt_size;
 use plumb_protocol::{Event, LoggedMessage, ModelReply, Outcome};
 
 use super::Run;
@@ -92,17 +93,20 @@ impl Run {
     async fn ask(&mut self) -> Result<(ModelReply, plumb_model::ModelRequest), Ending> {
         loop {
             let messages = prompt::build_messages(&self.head, &self.turns, self.keep_full);
+            let shape = self.policies.shape_request();
+            let tools = self.registry.specs();
+            let size = prompt_size(&messages, &tools, shape.next_step.as_deref());
             // Every message in full: the journal writer keeps only what is new.
             self.emit(Event::ModelRequest {
                 round: self.round,
                 shared: 0,
                 messages: messages.iter().cloned().map(LoggedMessage::sent).collect(),
+                size: Some(size),
             })
             .await;
-            let shape = self.policies.shape_request();
             let request = plumb_model::ModelRequest {
                 messages,
-                tools: self.registry.specs(),
+                tools,
                 allowed_tools: shape.allowed_tools,
                 next_step: shape.next_step,
             };

@@ -86,3 +86,40 @@ fn a_reviewer_that_asks_for_changes_sends_the_run_back_once_and_its_approval_is_
         stderr(&output)
     );
 }
+
+#[test]
+fn a_small_model_is_not_asked_to_review_and_the_change_is_reported_not_reviewed() {
+    let fixture = Fixture::billing();
+    let fixer = billing_example().join("bill-412.script.jsonl");
+
+    // The fixer is marked small (its guided phases off, so the bundled script's order of work
+    // stands) and would review its own fix: no review request is sent (the script has no turn
+    // for one), and the report says why.
+    let output = fixture.fix_with_script(
+        &fixer,
+        &["-c", "helpers.profile=small", "-c", "helpers.phases=false"],
+    );
+
+    assert_eq!(output.status.code(), Some(0), "stderr: {}", stderr(&output));
+    let report = report(&output);
+    let review = report.review.clone().unwrap();
+    assert_eq!(
+        (
+            report.outcome,
+            review.verdict,
+            review.model_verdict,
+            report.reviews.len()
+        ),
+        (Outcome::Success, ReviewVerdict::NotReviewed, None, 0)
+    );
+    let why = review.not_reviewed.unwrap();
+    assert!(
+        why.contains("a small model") && why.contains("review.model"),
+        "{why}"
+    );
+    assert!(
+        stderr(&output).contains("review 1: not reviewed — the reviewer would be script:"),
+        "{}",
+        stderr(&output)
+    );
+}

@@ -305,6 +305,7 @@ fn every_key_set() -> Config {
             model: "anthropic:claude-sonnet-4".into(),
             returns: Some(1),
             max_diff_chars: 24_000,
+            small_model: true,
         },
         approval: Approval {
             timeout_secs: 600,

@@ -22,7 +22,9 @@ pub(crate) fn review_tally(results: &[AttemptResult]) -> ReviewTally {
                 Some(ReviewVerdict::Approve) => tally.approved += 1,
                 Some(ReviewVerdict::RequestChanges) => tally.requested_changes += 1,
                 // The reviewer's tool offers only the two; anything else is no usable verdict.
-                Some(ReviewVerdict::NeedsAttention) | None => tally.no_verdict += 1,
+                Some(ReviewVerdict::NeedsAttention | ReviewVerdict::NotReviewed) | None => {
+                    tally.no_verdict += 1
+                }
             }
             if step.verdict == ReviewVerdict::NeedsAttention {
                 tally.needs_attention += 1;

@@ -74,8 +74,10 @@ impl Default for LocalTuning {
     }
 }
 
-/// Draft tokens per decode by default: see `plumb-bench`'s `llm` table in docs/local-model.md.
-pub const DEFAULT_DRAFT_TOKENS: u32 = 8;
+/// Draft tokens per decode by default: none. On the two-core machines plumb is measured on, a
+/// decode of k tokens costs nearly k single decodes, so drafts that are checked cost more time
+/// than the decodes they save (`scripts/bench_decode.py`, table in `crates/llm/README.md`).
+pub const DEFAULT_DRAFT_TOKENS: u32 = 0;
 
 impl LocalTuning {
     /// The thread count to run with: the setting, or every CPU when it is 0.
@@ -163,6 +165,18 @@ impl LocalClient {
             persist: false,
         }
     }
+}
+
+/// The prompt text the embedded model is sent for `request` (Qwen2.5's ChatML, the history
+/// narrated; `thought` as `local.thought`): what its prompt tokens are counted on. Tests and
+/// benchmarks measure the prompt's size with it.
+pub fn prompt_text(request: &ModelRequest, thought: bool) -> String {
+    chatml::render(
+        &request.messages,
+        &request.tools,
+        thought,
+        request.next_step.as_deref(),
+    )
 }
 
 /// The seed of request `id` under `local.seed`: a different seed per request and the same
