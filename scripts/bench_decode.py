@@ -115,6 +115,9 @@ def main():
     text = prompt()
     runner = Runner(args.llm, model, args.threads)
     warm = runner.ask(prompt=text, max_tokens=0)
+    print(f"prompt evaluation: {warm['prompt_tokens']} tokens in {warm['prompt_ms'] / 1000:.1f} s "
+          f"({warm['prompt_tokens'] / warm['prompt_ms'] * 1000:.0f} tokens/s)")
+    print()
     print(f"model {model.name}, prompt {warm['prompt_tokens']} tokens, {args.repeats} repeats, "
           f"threads {args.threads or 'all'}", file=sys.stderr)
 
