@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The tune and confirm subsets of HumanEvalFix that changes to the loop, prompts or helpers are judged on.
 
-Usage: scripts/subsets.py [--lang python|js|rust|go|all] [--data ../shared/data/humanevalpack]
+Usage: scripts/subsets.py [--lang python|js|rust|go|all] [--data data/humanevalpack]
                           [--tune 12] [--confirm 24]
 
 Prints, per language, a `--filter` regular expression for `plumb eval` for each subset:
@@ -66,7 +66,7 @@ def regex(lang, numbers):
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--lang", default="all", choices=[*LANGS, "all"])
-    parser.add_argument("--data", default=str(ROOT.parent / "shared" / "data" / "humanevalpack"))
+    parser.add_argument("--data", default=str(ROOT / "data" / "humanevalpack"))
     parser.add_argument("--tune", type=int, default=12)
     parser.add_argument("--confirm", type=int, default=24)
     args = parser.parse_args()

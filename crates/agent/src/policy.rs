@@ -1,4 +1,4 @@
-//! The seam between the loop and the helpers (STYLE.md, "Strategies beside the loop"). The loop
+//! The seam between the loop and the helpers (ARCHITECTURE.md, "Strategies beside the loop"). The loop
 //! asks the model, runs the tool it asks for and answers `done` with the check ladder; everything
 //! that only some models or some tasks need — the guided phases, the figure search, the
 //! candidates, the notes on Python errors — is a [`Policy`] the loop calls at named points and

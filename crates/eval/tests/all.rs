@@ -1,4 +1,4 @@
-//! plumb-eval's integration tests, compiled as one binary (STYLE.md): each part of the crate adds
+//! plumb-eval's integration tests, compiled as one binary (ARCHITECTURE.md, "How the code is written"): each part of the crate adds
 //! a module under `suite/`.
 
 // clippy's allow-unwrap-in-tests covers `#[test]` functions only, not the helpers beside them: a

@@ -1,4 +1,4 @@
-//! The `Run` state machine (STYLE.md, "No god loop"): [`Run::prepare`] (`prepare.rs`), then
+//! The `Run` state machine (ARCHITECTURE.md, "No god loop"): [`Run::prepare`] (`prepare.rs`), then
 //! rounds until an ending (`round.rs`, each tool call in `call.rs`, `done` in `done.rs`, the
 //! limits in `limits.rs`), then [`Run::finish`] (`finish.rs`). In the words of the article's
 //! twenty lines of Python:
