@@ -271,18 +271,23 @@ impl Store {
         })
     }
 
-    /// Every live task whose attempt's heartbeat is older than `lease`: back to `queued` for a
+    /// Every live task of job queue `queue` whose attempt's heartbeat is older than `lease`: back to `queued` for a
     /// fresh attempt while it has attempts left, else `failed` with the reason. Returns the tasks
     /// it moved and where to, so the caller can put the queued ones back on the job queue.
-    pub async fn sweep_lost(&self, lease: Duration) -> Result<Vec<(String, TaskState)>> {
+    pub async fn sweep_lost(
+        &self,
+        queue: &str,
+        lease: Duration,
+    ) -> Result<Vec<(String, TaskState)>> {
         let cutoff = now_ms().saturating_sub(lease_ms(lease));
         let stale: Vec<String> = on_pool!(self, pool => {
             let rows = sqlx::query(
                 "SELECT t.id FROM tasks t JOIN attempts a ON a.task_id = t.id AND a.number = t.attempt \
                  WHERE t.state IN ('preparing', 'running', 'checking', 'reviewing') \
-                 AND a.heartbeat_ms < $1 ORDER BY t.id",
+                 AND a.heartbeat_ms < $1 AND t.queue = $2 ORDER BY t.id",
             )
             .bind(cutoff)
+            .bind(queue)
             .fetch_all(pool)
             .await?;
             let mut ids = Vec::with_capacity(rows.len());

@@ -45,6 +45,9 @@ pub enum StoreError {
     /// The database itself failed (unreachable, full, a constraint).
     #[error("database: {0}")]
     Database(#[from] sqlx::Error),
+    /// The job queue failed.
+    #[error("job queue: {0}")]
+    Queue(String),
     /// A stored value this build does not understand (a newer build wrote it, or it was edited).
     #[error("stored task {task} holds {what}")]
     Corrupt { task: String, what: String },

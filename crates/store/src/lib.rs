@@ -20,20 +20,24 @@ mod attempts;
 mod error;
 mod events;
 mod pool;
+mod queue;
 mod records;
 mod rows;
 mod state;
 mod tasks;
+mod worker;
 
 use std::path::Path;
 
 pub use error::{Result, StoreError};
+pub use queue::{JobQueue, QueueSettings, RunTask};
 pub use records::{
     Artefact, ArtefactName, AttemptEnd, AttemptRecord, Claim, EventRecord, NewTask, PageCursor,
     Signals, TaskFilter, TaskPage, TaskRecord,
 };
 pub use state::TaskState;
 pub use tasks::Decision;
+pub use worker::{RunContext, TaskRunner, WorkerSettings, run_worker, worker_id};
 
 /// The store: a pool of connections to one database, its schema up to date.
 #[derive(Debug, Clone)]

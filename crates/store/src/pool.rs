@@ -13,8 +13,14 @@ use sqlx::sqlite::{
 
 use crate::error::{Result, StoreError};
 
-static SQLITE_MIGRATIONS: sqlx::migrate::Migrator = sqlx::migrate!("migrations/sqlite");
-static POSTGRES_MIGRATIONS: sqlx::migrate::Migrator = sqlx::migrate!("migrations/postgres");
+/// The store's migrations, recorded in a table of their own: the job queue's library keeps its
+/// migrations in sqlx's default table of the same database.
+const MIGRATIONS_TABLE: &str = "plumb_store_migrations";
+
+fn migrations(mut migrator: sqlx::migrate::Migrator) -> sqlx::migrate::Migrator {
+    migrator.dangerous_set_table_name(MIGRATIONS_TABLE);
+    migrator
+}
 
 /// How long a write waits for another writer of the SQLite file before it fails.
 const SQLITE_BUSY_TIMEOUT: Duration = Duration::from_secs(30);
@@ -44,7 +50,9 @@ impl Pool {
                     url: redact(url),
                     message: format!("cannot connect: {error}"),
                 })?;
-            POSTGRES_MIGRATIONS.run(&pool).await?;
+            migrations(sqlx::migrate!("migrations/postgres"))
+                .run(&pool)
+                .await?;
             return Ok(Pool::Postgres(pool));
         }
         let path = url
@@ -89,7 +97,9 @@ impl Pool {
                 url: format!("sqlite:{}", path.display()),
                 message: error.to_string(),
             })?;
-        SQLITE_MIGRATIONS.run(&pool).await?;
+        migrations(sqlx::migrate!("migrations/sqlite"))
+            .run(&pool)
+            .await?;
         Ok(Pool::Sqlite(pool))
     }
 
@@ -97,6 +107,21 @@ impl Pool {
         match self {
             Pool::Sqlite(_) => "sqlite",
             Pool::Postgres(_) => "postgres",
+        }
+    }
+
+    /// Where the store's SQLite file is, for the job queue's own connections to it.
+    pub(crate) fn sqlite_options(&self) -> Option<SqliteConnectOptions> {
+        match self {
+            Pool::Sqlite(pool) => Some(pool.connect_options().as_ref().clone()),
+            Pool::Postgres(_) => None,
+        }
+    }
+
+    pub(crate) fn postgres_pool(&self) -> Option<PgPool> {
+        match self {
+            Pool::Postgres(pool) => Some(pool.clone()),
+            Pool::Sqlite(_) => None,
         }
     }
 

@@ -10,6 +10,8 @@ use crate::state::TaskState;
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct NewTask {
     pub tenant: String,
+    /// The job queue its runs go through (`QueueSettings::name`).
+    pub queue: String,
     /// The ticket's first line, for lists.
     pub title: String,
     pub spec: serde_json::Value,
@@ -22,6 +24,7 @@ pub struct NewTask {
 pub struct TaskRecord {
     pub id: String,
     pub tenant: String,
+    pub queue: String,
     pub state: TaskState,
     pub title: String,
     pub spec: serde_json::Value,

@@ -18,7 +18,7 @@ pub(crate) fn json(task: &str, what: &str, text: &str) -> Result<serde_json::Val
 }
 
 /// The columns of `tasks`, in the order `task_record!` reads them.
-pub(crate) const TASK_COLUMNS: &str = "id, tenant, state, title, spec, attempt, max_attempts, \
+pub(crate) const TASK_COLUMNS: &str = "id, tenant, queue, state, title, spec, attempt, max_attempts, \
      cancel_requested_ms, outcome, reason, diff_sha256, created_ms, updated_ms";
 
 /// A `tasks` row as a `TaskRecord`.
@@ -33,6 +33,7 @@ macro_rules! task_record {
             state: $crate::rows::state(&id, &state)?,
             spec: $crate::rows::json(&id, "a spec", &spec)?,
             tenant: row.try_get("tenant")?,
+            queue: row.try_get("queue")?,
             title: row.try_get("title")?,
             attempt: row.try_get("attempt")?,
             max_attempts: row.try_get("max_attempts")?,

@@ -45,8 +45,9 @@ impl Store {
         on_pool!(self, pool => {
             let mut tx = pool.begin_write().await?;
             sqlx::query(
-                "INSERT INTO tasks (id, tenant, state, title, spec, attempt, max_attempts, \
-                 next_seq, created_ms, updated_ms) VALUES ($1, $2, $3, $4, $5, 0, $6, 0, $7, $7)",
+                "INSERT INTO tasks (id, tenant, queue, state, title, spec, attempt, max_attempts, \
+                 next_seq, created_ms, updated_ms) \
+                 VALUES ($1, $2, $8, $3, $4, $5, 0, $6, 0, $7, $7)",
             )
             .bind(&id)
             .bind(&new.tenant)
@@ -55,6 +56,7 @@ impl Store {
             .bind(&spec)
             .bind(max_attempts)
             .bind(now)
+            .bind(&new.queue)
             .execute(&mut *tx)
             .await?;
             append_event!(tx, &id, -1, "state", state_event(TaskState::Queued, None), now)?;

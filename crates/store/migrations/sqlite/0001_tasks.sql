@@ -3,6 +3,8 @@
 CREATE TABLE tasks (
     id TEXT PRIMARY KEY NOT NULL,
     tenant TEXT NOT NULL,
+    -- The job queue its runs go through: a sweep for dead workers looks at its own queue only.
+    queue TEXT NOT NULL,
     state TEXT NOT NULL,
     title TEXT NOT NULL,
     spec TEXT NOT NULL,

@@ -37,7 +37,7 @@ async fn a_live_attempt_is_not_taken_by_another_worker(store: &Store) {
         Err(StoreError::Held { worker, .. }) => assert_eq!(worker, "w1"),
         other => panic!("a live run was taken: {other:?}"),
     }
-    assert!(store.sweep_lost(LEASE).await.unwrap().is_empty());
+    assert!(store.sweep_lost("acme", LEASE).await.unwrap().is_empty());
     let signals = store.heartbeat(&claim).await.unwrap();
     assert!(!signals.cancel_requested);
     assert_eq!(store.task("acme", &task.id).await.unwrap().attempt, 1);
@@ -52,7 +52,7 @@ async fn a_dead_worker_s_task_is_retried_then_failed_with_the_reason(store: &Sto
     let first = store.claim(&task.id, "w1", LEASE).await.unwrap();
     store.advance(&first, TaskState::Running).await.unwrap();
 
-    let moved = store.sweep_lost(EXPIRED).await.unwrap();
+    let moved = store.sweep_lost("acme", EXPIRED).await.unwrap();
     assert_eq!(moved, vec![(task.id.clone(), TaskState::Queued)]);
     let queued = store.task("acme", &task.id).await.unwrap();
     assert_eq!(queued.state, TaskState::Queued);
@@ -85,7 +85,7 @@ async fn a_dead_worker_s_task_is_retried_then_failed_with_the_reason(store: &Sto
     );
 
     // Its second worker dies too: out of attempts (two), the task fails, saying why.
-    let moved = store.sweep_lost(EXPIRED).await.unwrap();
+    let moved = store.sweep_lost("acme", EXPIRED).await.unwrap();
     assert_eq!(moved, vec![(task.id.clone(), TaskState::Failed)]);
     let ended = store.task("acme", &task.id).await.unwrap();
     assert_eq!(ended.state, TaskState::Failed);
@@ -180,7 +180,7 @@ async fn a_dead_worker_s_cancelled_task_ends_cancelled_not_retried(store: &Store
     let claim = store.claim(&task.id, "w1", LEASE).await.unwrap();
     store.request_cancel("acme", &task.id).await.unwrap();
     drop(claim);
-    let moved = store.sweep_lost(EXPIRED).await.unwrap();
+    let moved = store.sweep_lost("acme", EXPIRED).await.unwrap();
     assert_eq!(moved, vec![(task.id.clone(), TaskState::Cancelled)]);
 }
 on_both!(

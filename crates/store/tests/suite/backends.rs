@@ -4,7 +4,7 @@
 
 use plumb_store::{NewTask, Store};
 
-const DEFAULT_POSTGRES: &str = "postgres://plumb:plumb@127.0.0.1:5432/plumb_test";
+pub const DEFAULT_POSTGRES: &str = "postgres://plumb:plumb@127.0.0.1:5432/plumb_test";
 
 pub struct Db {
     pub store: Store,
@@ -65,6 +65,8 @@ pub async fn postgres() -> Db {
 pub fn new_task(tenant: &str, title: &str) -> NewTask {
     NewTask {
         tenant: tenant.to_owned(),
+        // A queue per tenant: the tests of the job queue use a tenant and a queue of their own.
+        queue: tenant.to_owned(),
         title: title.to_owned(),
         spec: serde_json::json!({ "repo": "https://example.com/r.git", "ticket": title }),
         max_attempts: 2,

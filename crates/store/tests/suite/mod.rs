@@ -1,4 +1,5 @@
 mod attempts;
 mod backends;
 mod events;
+mod queue;
 mod tasks;

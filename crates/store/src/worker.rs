@@ -1,0 +1,231 @@
+//! A worker: takes "run task T" jobs from the queue one at a time, claims the task in the store,
+//! runs it with a [`TaskRunner`] while a heartbeat keeps the attempt alive (and brings a person's
+//! cancel to the run), and writes how it ended. Every worker process has an id of its own, so a
+//! restarted worker never waits for its previous life to be taken for dead; beside the queue it
+//! sweeps the store for tasks whose worker died and puts them back on the queue.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use apalis::prelude::{BoxDynError, Data, WorkerBuilder, WorkerBuilderExt as _};
+use futures_util::future::BoxFuture;
+use tokio_util::sync::CancellationToken;
+
+use crate::Store;
+use crate::error::{Result, StoreError};
+use crate::queue::{JobQueue, QueueSettings, RunTask};
+use crate::records::{AttemptEnd, Claim, TaskRecord};
+use crate::state::TaskState;
+
+/// What runs a claimed task: the engine in `plumb serve` and `plumb worker`, a stand-in in tests.
+pub trait TaskRunner: Send + Sync + 'static {
+    /// Runs the task and says how the attempt ended. Ends soon after `run.cancel` fires, rolled
+    /// back, with the state `cancelled`.
+    fn run(&self, run: RunContext) -> BoxFuture<'static, AttemptEnd>;
+}
+
+/// A claimed task, handed to the runner.
+#[derive(Debug, Clone)]
+pub struct RunContext {
+    pub task: TaskRecord,
+    pub claim: Claim,
+    /// For the run's events and artefacts (each names the claim).
+    pub store: Store,
+    /// Fires when a person asks to cancel, or the attempt is no longer current (another worker
+    /// took the task for dead): either way the run stops.
+    pub cancel: CancellationToken,
+}
+
+/// How a worker works.
+#[derive(Debug, Clone)]
+pub struct WorkerSettings {
+    /// This process's id: fresh for every process (`worker_id`).
+    pub id: String,
+    pub queue: QueueSettings,
+    /// How often the attempt's heartbeat is written (and a cancel read).
+    pub heartbeat: Duration,
+    /// An attempt whose heartbeat is older than this is taken for dead.
+    pub lease: Duration,
+    /// How often the store is swept for tasks whose worker died.
+    pub sweep: Duration,
+}
+
+impl WorkerSettings {
+    /// Defaults for `id`: heartbeat every 5 s, dead after 60 s, swept every 15 s.
+    pub fn new(id: String) -> WorkerSettings {
+        WorkerSettings {
+            id,
+            queue: QueueSettings::default(),
+            heartbeat: Duration::from_secs(5),
+            lease: Duration::from_secs(60),
+            sweep: Duration::from_secs(15),
+        }
+    }
+}
+
+/// A fresh worker id: the host, the process and random bits.
+pub fn worker_id(host: &str) -> String {
+    format!("{host}-{}-{:08x}", std::process::id(), fastrand::u32(..))
+}
+
+struct Worker {
+    store: Store,
+    settings: WorkerSettings,
+    runner: Arc<dyn TaskRunner>,
+}
+
+/// Runs a worker until `shutdown` fires: jobs one at a time, the sweep beside them.
+pub async fn run_worker(
+    store: Store,
+    settings: WorkerSettings,
+    runner: Arc<dyn TaskRunner>,
+    shutdown: CancellationToken,
+) -> Result<()> {
+    let queue = store.job_queue(&settings.queue).await?;
+    let shutdown = shutdown.child_token();
+    // The sweep stops with this future, also when it is dropped rather than shut down.
+    let _stop_sweep = shutdown.clone().drop_guard();
+    let sweeper = tokio::spawn(sweep(
+        store.clone(),
+        queue.clone(),
+        settings.clone(),
+        shutdown.clone(),
+    ));
+    let worker = Arc::new(Worker {
+        store,
+        settings: settings.clone(),
+        runner,
+    });
+    let stop = shutdown.clone();
+    let signal = async move {
+        stop.cancelled().await;
+        Ok::<(), std::io::Error>(())
+    };
+    // One job at a time: the concurrency limit also keeps the worker from taking a job it would
+    // hold without running (the queue hands out a batch of one).
+    let ran = match queue {
+        JobQueue::Sqlite(storage) => {
+            WorkerBuilder::new(settings.id.as_str())
+                .backend(storage)
+                .data(worker)
+                .concurrency(1)
+                .build(handle_job)
+                .run_until(signal)
+                .await
+        }
+        JobQueue::Postgres(storage) => {
+            WorkerBuilder::new(settings.id.as_str())
+                .backend(storage)
+                .data(worker)
+                .concurrency(1)
+                .build(handle_job)
+                .run_until(signal)
+                .await
+        }
+    };
+    shutdown.cancel();
+    let _ = sweeper.await;
+    ran.map_err(|error| StoreError::Queue(error.to_string()))
+}
+
+async fn handle_job(job: RunTask, worker: Data<Arc<Worker>>) -> Result<(), BoxDynError> {
+    worker
+        .run_task(&job.task_id)
+        .await
+        .map_err(|error| Box::new(error) as BoxDynError)
+}
+
+impl Worker {
+    async fn run_task(&self, id: &str) -> Result<()> {
+        let settings = &self.settings;
+        let claim = match self.store.claim(id, &settings.id, settings.lease).await {
+            Ok(claim) => claim,
+            // A second delivery of the job: the task runs elsewhere, ended, or is gone.
+            Err(
+                StoreError::Held { .. } | StoreError::WrongState { .. } | StoreError::NotFound(_),
+            ) => {
+                return Ok(());
+            }
+            Err(error) => return Err(error),
+        };
+        let Some(task) = self.store.task_any_tenant(id).await? else {
+            return Ok(());
+        };
+        let cancel = CancellationToken::new();
+        let ended = CancellationToken::new();
+        // The heartbeat stops with this future, also when the queue drops it mid-run.
+        let _stop_heartbeat = ended.clone().drop_guard();
+        let beat = tokio::spawn(heartbeat(
+            self.store.clone(),
+            claim.clone(),
+            settings.heartbeat,
+            cancel.clone(),
+            ended.clone(),
+        ));
+        let run = RunContext {
+            task,
+            claim: claim.clone(),
+            store: self.store.clone(),
+            cancel,
+        };
+        let end = self.runner.run(run).await;
+        ended.cancel();
+        let _ = beat.await;
+        match self.store.finish(&claim, &end).await {
+            // A late finisher: another attempt is current, what this one found is dropped.
+            Ok(()) | Err(StoreError::StaleAttempt { .. }) => Ok(()),
+            Err(StoreError::WrongState { .. }) if end.state == TaskState::Cancelled => Ok(()),
+            Err(error) => Err(error),
+        }
+    }
+}
+
+/// The attempt's heartbeat until the run ends; fires `cancel` on a person's cancel or when the
+/// attempt is no longer current.
+async fn heartbeat(
+    store: Store,
+    claim: Claim,
+    every: Duration,
+    cancel: CancellationToken,
+    ended: CancellationToken,
+) {
+    loop {
+        tokio::select! {
+            () = ended.cancelled() => return,
+            () = tokio::time::sleep(every) => {}
+        }
+        match store.heartbeat(&claim).await {
+            Ok(signals) if signals.cancel_requested => cancel.cancel(),
+            Ok(_) => {}
+            Err(StoreError::StaleAttempt { .. }) => {
+                cancel.cancel();
+                return;
+            }
+            // The database is away for a moment: keep trying; the lease is many beats long.
+            Err(_) => {}
+        }
+    }
+}
+
+/// Puts back on the queue every task whose worker died, until `shutdown`.
+async fn sweep(
+    store: Store,
+    mut queue: JobQueue,
+    settings: WorkerSettings,
+    shutdown: CancellationToken,
+) {
+    loop {
+        tokio::select! {
+            () = shutdown.cancelled() => return,
+            () = tokio::time::sleep(settings.sweep) => {}
+        }
+        let Ok(moved) = store.sweep_lost(&settings.queue.name, settings.lease).await else {
+            continue;
+        };
+        for (id, state) in moved {
+            if state == TaskState::Queued {
+                let _ = queue.push(&id).await;
+            }
+        }
+    }
+}
