@@ -42,6 +42,19 @@ pub(crate) enum Command {
     /// Run a task set (SWE-bench-style records, imported benchmarks) and score every attempt as
     /// SWE-bench does; `import` makes task sets, `compare` puts two runs side by side.
     Eval(EvalArgs),
+    /// Take tasks from a store's job queue and run them, one at a time, until Ctrl-C or SIGTERM.
+    Worker(WorkerArgs),
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct WorkerArgs {
+    /// The store: sqlite:PATH or postgres://USER:PASSWORD@HOST/DB (default: plumb.db in plumb's
+    /// state folder, $PLUMB_HOME or ~/.local/state/plumb).
+    #[arg(long, value_name = "URL")]
+    pub db: Option<String>,
+    /// The job queue to take tasks from.
+    #[arg(long, value_name = "NAME")]
+    pub queue: Option<String>,
 }
 
 #[derive(Debug, Args)]

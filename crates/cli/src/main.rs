@@ -20,6 +20,9 @@ mod prune;
 mod replay;
 mod screen;
 mod setup;
+mod task_engine;
+mod task_spec;
+mod worker;
 
 use clap::Parser as _;
 
@@ -96,6 +99,7 @@ fn main() {
             Command::Models(args) => models::run(args, &cli.config).await,
             Command::Config(args) => config_show::run(args, &cli.config),
             Command::Eval(args) => eval::run(args, &cli.config).await,
+            Command::Worker(args) => worker::run(args, &cli.config).await,
         }
     });
     match result {

@@ -38,13 +38,18 @@ pub(crate) fn user_settings_file() -> Option<PathBuf> {
         .map(|dir| dir.join("plumb").join("plumb.toml"))
 }
 
-/// `runs_dir` from the settings, else `$PLUMB_HOME/runs`, else `~/.local/state/plumb/runs`.
+/// `runs_dir` from the settings, else `runs` in the state folder.
 pub(crate) fn runs_dir(config: &Config) -> Result<PathBuf, Failure> {
     if let Some(dir) = &config.runs_dir {
         return Ok(dir.clone());
     }
+    Ok(state_dir()?.join("runs"))
+}
+
+/// plumb's state folder: `$PLUMB_HOME`, else `$XDG_STATE_HOME/plumb`, else `~/.local/state/plumb`.
+pub(crate) fn state_dir() -> Result<PathBuf, Failure> {
     if let Some(home) = std::env::var_os("PLUMB_HOME") {
-        return Ok(PathBuf::from(home).join("runs"));
+        return Ok(PathBuf::from(home));
     }
     let state = std::env::var_os("XDG_STATE_HOME")
         .map(PathBuf::from)
@@ -52,7 +57,7 @@ pub(crate) fn runs_dir(config: &Config) -> Result<PathBuf, Failure> {
         .ok_or_else(|| {
             Failure::bad_input("neither HOME nor PLUMB_HOME is set; set PLUMB_HOME to a folder where plumb may keep its runs")
         })?;
-    Ok(state.join("plumb").join("runs"))
+    Ok(state.join("plumb"))
 }
 
 pub(crate) fn connect_model(

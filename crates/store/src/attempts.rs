@@ -271,6 +271,60 @@ impl Store {
         })
     }
 
+    /// Gives a claimed task back to the queue: its worker is stopping (SIGTERM, Ctrl-C) and a
+    /// person did not ask to cancel. The attempt ends `stopped`; the task is `queued` for a fresh
+    /// attempt while it has attempts left, else `failed` with the reason.
+    pub async fn release(&self, claim: &Claim, reason: &str) -> Result<TaskState> {
+        let now = now_ms();
+        let id = claim.task_id.as_str();
+        on_pool!(self, pool => {
+            let mut tx = pool.begin_write().await?;
+            let row = sqlx::query(
+                "UPDATE tasks SET updated_ms = updated_ms WHERE id = $1 \
+                 RETURNING state, attempt, max_attempts",
+            )
+            .bind(id)
+            .fetch_optional(&mut *tx)
+            .await?
+            .ok_or_else(|| StoreError::NotFound(id.to_owned()))?;
+            let state = crate::rows::state(id, &row.try_get::<String, _>("state")?)?;
+            let attempt: i64 = row.try_get("attempt")?;
+            let max_attempts: i64 = row.try_get("max_attempts")?;
+            if attempt != claim.attempt || !state.is_live() {
+                return Err(StoreError::StaleAttempt { task: id.to_owned(), attempt: claim.attempt });
+            }
+            sqlx::query(
+                "UPDATE attempts SET finished_ms = $3, outcome = 'stopped', reason = $4 \
+                 WHERE task_id = $1 AND number = $2",
+            )
+            .bind(id)
+            .bind(attempt)
+            .bind(now)
+            .bind(reason)
+            .execute(&mut *tx)
+            .await?;
+            let (next, outcome, reason) = if attempt < max_attempts {
+                (TaskState::Queued, None, format!("{reason}; retried on a fresh workspace"))
+            } else {
+                let reason = format!("{reason}; no attempts left ({attempt} of {max_attempts})");
+                (TaskState::Failed, Some("infra_error"), reason)
+            };
+            sqlx::query(
+                "UPDATE tasks SET state = $2, outcome = $3, reason = $4, updated_ms = $5 WHERE id = $1",
+            )
+            .bind(id)
+            .bind(next.as_str())
+            .bind(outcome)
+            .bind(&reason)
+            .bind(now)
+            .execute(&mut *tx)
+            .await?;
+            append_event!(tx, id, -1, "state", state_event(next, Some(&reason)), now)?;
+            tx.commit().await?;
+            Ok(next)
+        })
+    }
+
     /// Every live task of job queue `queue` whose attempt's heartbeat is older than `lease`: back to `queued` for a
     /// fresh attempt while it has attempts left, else `failed` with the reason. Returns the tasks
     /// it moved and where to, so the caller can put the queued ones back on the job queue.

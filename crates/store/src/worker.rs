@@ -20,7 +20,8 @@ use crate::state::TaskState;
 /// What runs a claimed task: the engine in `plumb serve` and `plumb worker`, a stand-in in tests.
 pub trait TaskRunner: Send + Sync + 'static {
     /// Runs the task and says how the attempt ended. Ends soon after `run.cancel` fires, rolled
-    /// back, with the state `cancelled`.
+    /// back, with the state `cancelled` (the worker gives the task back instead when it fired
+    /// because the worker is stopping).
     fn run(&self, run: RunContext) -> BoxFuture<'static, AttemptEnd>;
 }
 
@@ -31,8 +32,8 @@ pub struct RunContext {
     pub claim: Claim,
     /// For the run's events and artefacts (each names the claim).
     pub store: Store,
-    /// Fires when a person asks to cancel, or the attempt is no longer current (another worker
-    /// took the task for dead): either way the run stops.
+    /// Fires when a person asks to cancel, the worker is stopping, or the attempt is no longer
+    /// current (another worker took the task for dead): whichever it is, the run stops.
     pub cancel: CancellationToken,
 }
 
@@ -70,8 +71,11 @@ pub fn worker_id(host: &str) -> String {
 
 struct Worker {
     store: Store,
+    queue: JobQueue,
     settings: WorkerSettings,
     runner: Arc<dyn TaskRunner>,
+    /// The worker is stopping: a run in progress is cancelled and its task given back.
+    shutdown: CancellationToken,
 }
 
 /// Runs a worker until `shutdown` fires: jobs one at a time, the sweep beside them.
@@ -93,8 +97,10 @@ pub async fn run_worker(
     ));
     let worker = Arc::new(Worker {
         store,
+        queue: queue.clone(),
         settings: settings.clone(),
         runner,
+        shutdown: shutdown.clone(),
     });
     let stop = shutdown.clone();
     let signal = async move {
@@ -151,7 +157,7 @@ impl Worker {
         let Some(task) = self.store.task_any_tenant(id).await? else {
             return Ok(());
         };
-        let cancel = CancellationToken::new();
+        let cancel = self.shutdown.child_token();
         let ended = CancellationToken::new();
         // The heartbeat stops with this future, also when the queue drops it mid-run.
         let _stop_heartbeat = ended.clone().drop_guard();
@@ -171,6 +177,20 @@ impl Worker {
         let end = self.runner.run(run).await;
         ended.cancel();
         let _ = beat.await;
+        let asked_to_cancel = self
+            .store
+            .task_any_tenant(id)
+            .await?
+            .is_some_and(|task| task.cancel_requested_ms.is_some());
+        if self.shutdown.is_cancelled() && !asked_to_cancel {
+            // Stopped with the worker, not by a person: the task goes back for another worker.
+            let reason = format!("worker {} stopped during the run", settings.id);
+            return match self.store.release(&claim, &reason).await {
+                Ok(TaskState::Queued) => self.queue.clone().push(id).await,
+                Ok(_) | Err(StoreError::StaleAttempt { .. }) => Ok(()),
+                Err(error) => Err(error),
+            };
+        }
         match self.store.finish(&claim, &end).await {
             // A late finisher: another attempt is current, what this one found is dropped.
             Ok(()) | Err(StoreError::StaleAttempt { .. }) => Ok(()),

@@ -19,3 +19,4 @@ mod replay;
 mod review;
 mod setup_phase;
 mod toolchains;
+mod worker;

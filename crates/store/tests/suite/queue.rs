@@ -43,9 +43,22 @@ impl TaskRunner for Recorder {
                 .append_event(&run.claim, "round", &body)
                 .await
                 .unwrap();
-            match duration {
-                Some(duration) => tokio::time::sleep(duration).await,
-                None => std::future::pending::<()>().await,
+            let wait = async {
+                match duration {
+                    Some(duration) => tokio::time::sleep(duration).await,
+                    None => std::future::pending::<()>().await,
+                }
+            };
+            tokio::select! {
+                () = wait => {}
+                () = run.cancel.cancelled() => {
+                    return AttemptEnd {
+                        state: TaskState::Cancelled,
+                        outcome: "cancelled".into(),
+                        reason: Some("cancelled; rolled back".into()),
+                        diff_sha256: None,
+                    };
+                }
             }
             run.store
                 .advance(&run.claim, TaskState::Checking)
@@ -70,7 +83,9 @@ fn settings(id: &str, queue: &str) -> WorkerSettings {
             heartbeat: Duration::from_secs(1),
         },
         heartbeat: Duration::from_millis(200),
-        lease: Duration::from_millis(2500),
+        // Many beats long, so a test process starved for a few seconds on a busy machine is not
+        // taken for dead.
+        lease: Duration::from_secs(5),
         sweep: Duration::from_millis(300),
     }
 }
@@ -267,6 +282,55 @@ async fn a_stopped_worker_s_task_is_retried_by_another(store: Store, url: String
     assert_eq!(ended.state, TaskState::AwaitingApproval);
 }
 
+async fn a_worker_that_is_shut_down_gives_its_task_back(store: Store, _url: String) {
+    let tenant = unique("shutdown");
+    let mut queue = store
+        .job_queue(&settings("-", &tenant).queue)
+        .await
+        .unwrap();
+    let task = store
+        .create_task(&new_task(&tenant, "shut down"))
+        .await
+        .unwrap();
+    queue.push(&task.id).await.unwrap();
+    let log = RunLog::default();
+    let (stop_first, first) = start(
+        &store,
+        settings(&unique("a"), &tenant),
+        Recorder {
+            log: log.clone(),
+            duration: None,
+        },
+    );
+    wait_for_state(&store, &tenant, &task.id, TaskState::Running).await;
+    stop_first.cancel();
+    first.await.unwrap();
+    let given_back = store.task(&tenant, &task.id).await.unwrap();
+    assert_eq!(
+        given_back.state,
+        TaskState::Queued,
+        "{:?}",
+        given_back.reason
+    );
+    let (stop_second, second) = start(
+        &store,
+        settings(&unique("b"), &tenant),
+        Recorder {
+            log: log.clone(),
+            duration: Some(Duration::from_millis(20)),
+        },
+    );
+    wait_until_settled(&store, &tenant, 1).await;
+    stop_second.cancel();
+    second.await.unwrap();
+    let attempts = store.attempts(&tenant, &task.id).await.unwrap();
+    let outcomes: Vec<(i64, Option<&str>)> = attempts
+        .iter()
+        .map(|attempt| (attempt.number, attempt.outcome.as_deref()))
+        .collect();
+    assert_eq!(outcomes, vec![(1, Some("stopped")), (2, Some("success"))]);
+}
+
 /// The queue's tables are shared by the whole PostgreSQL database (the library keeps them in a
 /// schema of its own), so these tests use the database's default schema, each with a queue and a
 /// tenant of its own, rather than a schema per test.
@@ -305,3 +369,4 @@ macro_rules! on_both_queues {
 on_both_queues!(every_task_runs_exactly_once_with_two_workers);
 on_both_queues!(a_run_longer_than_the_queue_s_dead_worker_time_runs_once);
 on_both_queues!(a_stopped_worker_s_task_is_retried_by_another);
+on_both_queues!(a_worker_that_is_shut_down_gives_its_task_back);

@@ -1,0 +1,234 @@
+//! The engine behind `plumb worker`: runs a claimed task as `plumb fix` runs a ticket — the same
+//! settings, sandbox, ladder and review — with the run's events written to the store as they
+//! happen, the task's state following the run (running, checking, reviewing), and the patch, the
+//! report and the journal kept as the attempt's artefacts. The run ends awaiting a person's
+//! approval of the diff's SHA-256; nothing is applied here.
+
+use std::path::Path;
+
+use futures_util::future::BoxFuture;
+use plumb_agent::{FinalReport, RunSpec, new_run_id};
+use plumb_config::FlagSetting;
+use plumb_protocol::{Event, Outcome};
+use plumb_store::{ArtefactName, AttemptEnd, Claim, RunContext, Store, TaskRunner, TaskState};
+use tokio::sync::mpsc;
+
+use crate::task_spec::TaskSpec;
+use crate::{prune, setup};
+
+/// The most of a journal kept in the store.
+const MAX_JOURNAL_BYTES: u64 = 64 << 20;
+
+/// Runs tasks with plumb's engine under the worker's settings (`-c` given to `plumb worker`).
+pub(crate) struct EngineRunner {
+    pub overrides: Vec<String>,
+}
+
+impl TaskRunner for EngineRunner {
+    fn run(&self, run: RunContext) -> BoxFuture<'static, AttemptEnd> {
+        let overrides = self.overrides.clone();
+        Box::pin(async move {
+            match run_task(&run, overrides).await {
+                Ok(end) => end,
+                Err(reason) => AttemptEnd {
+                    state: if run.cancel.is_cancelled() {
+                        TaskState::Cancelled
+                    } else {
+                        TaskState::Failed
+                    },
+                    outcome: "bad_input".to_owned(),
+                    reason: Some(reason),
+                    diff_sha256: None,
+                },
+            }
+        })
+    }
+}
+
+async fn run_task(run: &RunContext, overrides: Vec<String>) -> Result<AttemptEnd, String> {
+    let spec = TaskSpec::from_json(&run.task.spec)?;
+    if !spec.repo_path.is_dir() {
+        return Err(format!(
+            "repo_path {} is not a folder on this worker",
+            spec.repo_path.display()
+        ));
+    }
+    let mut flags = Vec::new();
+    if let Some(model) = &spec.model {
+        flags.push(FlagSetting::text("model", "model", model));
+    }
+    if let Some(command) = &spec.test_command {
+        flags.push(FlagSetting::text("test_command", "test_command", command));
+    }
+    let mut loaded = setup::load_config(Some(&spec.repo_path), overrides, flags)
+        .map_err(|failure| failure.message)?;
+    // A task may ask for fewer rounds than the worker allows, never more.
+    if let Some(rounds) = spec.max_rounds {
+        let limits = &mut loaded.config.limits;
+        limits.max_rounds = limits.max_rounds.min(rounds);
+    }
+    let config = loaded.config;
+    let model = setup::connect_model(&config.model, &config).map_err(|failure| failure.message)?;
+    let reviewer = if config.review.model.trim().is_empty() {
+        None
+    } else {
+        Some(
+            setup::connect_model(&config.review.model, &config)
+                .map_err(|failure| format!("review.model: {}", failure.message))?,
+        )
+    };
+    let test_command = spec
+        .test_command
+        .as_deref()
+        .map(plumb_verify::parse_command)
+        .transpose()
+        .map_err(|error| format!("test_command: {error}"))?;
+    let run_id = new_run_id();
+    let runs_dir = setup::runs_dir(&config).map_err(|failure| failure.message)?;
+    let run_dir = runs_dir.join(&run_id);
+    std::fs::create_dir_all(&run_dir).map_err(|error| {
+        format!(
+            "could not create the run folder {}: {error}",
+            run_dir.display()
+        )
+    })?;
+    let _lock = prune::lock_run(&run_dir).map_err(|failure| failure.message)?;
+    let sandbox = setup::build_sandbox(&config, run_dir.join("sandbox"), run_dir.join("toolcache"))
+        .map_err(|failure| failure.message)?;
+    run.store
+        .advance(&run.claim, TaskState::Running)
+        .await
+        .map_err(|error| error.to_string())?;
+    let (observer, events) = mpsc::channel(256);
+    let forward = tokio::spawn(forward_events(run.store.clone(), run.claim.clone(), events));
+    let run_spec = RunSpec {
+        repo_label: spec.repo_path.display().to_string(),
+        repo: spec.repo_path.clone(),
+        ticket: spec.ticket.clone(),
+        model,
+        reviewer,
+        config,
+        test_command,
+        sandbox,
+        run_id,
+        run_dir,
+        journal_path: None,
+        cancel: run.cancel.child_token(),
+        observer: Some(observer),
+        expect_base_tree: None,
+        fail_to_pass: Vec::new(),
+        setup_cache: None,
+        settings: loaded.provenance,
+    };
+    let result = plumb_agent::run(run_spec).await;
+    // The forwarder ends when the run drops its sender: every event is stored before the end.
+    let state = forward.await.unwrap_or(TaskState::Running);
+    let report = match result {
+        Ok(report) => report,
+        Err(error) => {
+            let outcome = match error {
+                plumb_agent::RunError::BadInput(_) => "bad_input",
+                plumb_agent::RunError::Infra(_) => "infra_error",
+            };
+            return Ok(AttemptEnd {
+                state: ended_state(run),
+                outcome: outcome.to_owned(),
+                reason: Some(error.to_string()),
+                diff_sha256: None,
+            });
+        }
+    };
+    keep_artefacts(&run.store, &run.claim, &report).await;
+    if report.outcome != Outcome::Success {
+        return Ok(AttemptEnd {
+            state: ended_state(run),
+            outcome: outcome_name(report.outcome),
+            reason: Some(report.reason.clone()),
+            diff_sha256: None,
+        });
+    }
+    // A verified change reaches a person only through the ladder's states.
+    if state == TaskState::Running {
+        run.store
+            .advance(&run.claim, TaskState::Checking)
+            .await
+            .map_err(|error| error.to_string())?;
+    }
+    Ok(AttemptEnd {
+        state: TaskState::AwaitingApproval,
+        outcome: outcome_name(report.outcome),
+        reason: None,
+        diff_sha256: Some(report.patch_sha256.clone()),
+    })
+}
+
+fn ended_state(run: &RunContext) -> TaskState {
+    if run.cancel.is_cancelled() {
+        TaskState::Cancelled
+    } else {
+        TaskState::Failed
+    }
+}
+
+fn outcome_name(outcome: Outcome) -> String {
+    serde_json::to_value(outcome)
+        .ok()
+        .and_then(|value| value.as_str().map(str::to_owned))
+        .unwrap_or_else(|| format!("{outcome:?}"))
+}
+
+/// Writes each event to the store as it comes and moves the task's state with the run: the
+/// ladder's first check → checking, the review → reviewing, the next request to the model →
+/// running. Returns the state it left the task in.
+async fn forward_events(
+    store: Store,
+    claim: Claim,
+    mut events: mpsc::Receiver<Event>,
+) -> TaskState {
+    let mut state = TaskState::Running;
+    while let Some(event) = events.recv().await {
+        let next = match &event {
+            Event::Check { .. } => Some(TaskState::Checking),
+            Event::Reviewed { .. } => Some(TaskState::Reviewing),
+            Event::ModelRequest { .. } => Some(TaskState::Running),
+            _ => None,
+        };
+        if let Some(next) = next.filter(|next| *next != state && state.may_become(*next))
+            && store.advance(&claim, next).await.is_ok()
+        {
+            state = next;
+        }
+        let Ok(body) = serde_json::to_value(&event) else {
+            continue;
+        };
+        let kind = body["type"].as_str().unwrap_or("event").to_owned();
+        // A stale attempt's events are refused; the run is being cancelled meanwhile.
+        let _ = store.append_event(&claim, &kind, &body).await;
+    }
+    state
+}
+
+/// The patch, the report and the journal, as the attempt's artefacts (best effort: the run folder
+/// keeps them all).
+async fn keep_artefacts(store: &Store, claim: &Claim, report: &FinalReport) {
+    if !report.patch.is_empty() {
+        let _ = store
+            .put_artefact(claim, ArtefactName::Patch, report.patch.as_bytes())
+            .await;
+    }
+    if let Ok(json) = serde_json::to_vec_pretty(report) {
+        let _ = store.put_artefact(claim, ArtefactName::Report, &json).await;
+    }
+    if let Some(review) = &report.review
+        && let Ok(json) = serde_json::to_vec_pretty(review)
+    {
+        let _ = store.put_artefact(claim, ArtefactName::Review, &json).await;
+    }
+    let journal = Path::new(&report.journal);
+    let small = std::fs::metadata(journal).is_ok_and(|meta| meta.len() <= MAX_JOURNAL_BYTES);
+    if small && let Ok(bytes) = std::fs::read(journal) {
+        let _ = store
+            .put_artefact(claim, ArtefactName::Journal, &bytes)
+            .await;
+    }
+}

@@ -1,0 +1,87 @@
+//! `plumb worker`: takes tasks from the job queue in a store (`--db`) and runs them with plumb's
+//! engine, one at a time, until Ctrl-C or SIGTERM. Usable alone, on any machine that reaches the
+//! database: no server process is needed beside it. A worker that is stopped mid-run leaves the
+//! task to be retried by another worker once its heartbeat is older than the lease.
+
+use std::sync::Arc;
+
+use plumb_store::{Store, WorkerSettings, run_worker, worker_id};
+use tokio_util::sync::CancellationToken;
+
+use crate::args::WorkerArgs;
+use crate::screen::{one_line, say};
+use crate::task_engine::EngineRunner;
+use crate::{Failure, setup};
+
+pub(crate) async fn run(args: WorkerArgs, overrides: &[String]) -> Result<i32, Failure> {
+    // The worker's own settings are checked now, not at its first task.
+    setup::load_config(None, overrides.to_vec(), Vec::new())?;
+    let url = match &args.db {
+        Some(url) => url.clone(),
+        None => format!("sqlite:{}", setup::state_dir()?.join("plumb.db").display()),
+    };
+    let store = Store::open(&url).await.map_err(|error| {
+        Failure::bad_input(format!(
+            "--db: {error}; give sqlite:PATH or postgres://USER:PASSWORD@HOST/DB"
+        ))
+    })?;
+    let mut settings = WorkerSettings::new(worker_id(&host_name()));
+    if let Some(queue) = &args.queue {
+        settings.queue.name.clone_from(queue);
+    }
+    say!(
+        "plumb worker {}: taking tasks from queue {} in {} ({})",
+        one_line(&settings.id),
+        one_line(&settings.queue.name),
+        store.backend(),
+        one_line(&redacted(&url))
+    );
+    let shutdown = CancellationToken::new();
+    stop_on_signals(shutdown.clone());
+    let runner = Arc::new(EngineRunner {
+        overrides: overrides.to_vec(),
+    });
+    run_worker(store, settings, runner, shutdown)
+        .await
+        .map_err(|error| Failure::infra(format!("the worker stopped: {error}")))?;
+    say!("plumb worker: stopped");
+    Ok(0)
+}
+
+/// Ctrl-C and SIGTERM stop the worker (a run in progress is cancelled and rolled back).
+fn stop_on_signals(shutdown: CancellationToken) {
+    tokio::spawn(async move {
+        let Ok(mut term) =
+            tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+        else {
+            return;
+        };
+        tokio::select! {
+            _ = tokio::signal::ctrl_c() => {}
+            _ = term.recv() => {}
+        }
+        shutdown.cancel();
+    });
+}
+
+fn host_name() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|name| name.trim().to_owned())
+        .ok()
+        .filter(|name| !name.is_empty())
+        .unwrap_or_else(|| "worker".to_owned())
+}
+
+/// The database URL without its password.
+fn redacted(url: &str) -> String {
+    match url.split_once("://") {
+        Some((scheme, rest)) => match rest.split_once('@') {
+            Some((user_info, host)) => {
+                let user = user_info.split(':').next().unwrap_or("");
+                format!("{scheme}://{user}@{host}")
+            }
+            None => url.to_owned(),
+        },
+        None => url.to_owned(),
+    }
+}
