@@ -5,7 +5,7 @@
 
 use std::sync::Arc;
 
-use plumb_store::{Store, WorkerSettings, run_worker, worker_id};
+use plumb_store::{Store, WorkerSettings, redact, run_worker, worker_id};
 use tokio_util::sync::CancellationToken;
 
 use crate::args::WorkerArgs;
@@ -34,7 +34,7 @@ pub(crate) async fn run(args: WorkerArgs, overrides: &[String]) -> Result<i32, F
         one_line(&settings.id),
         one_line(&settings.queue.name),
         store.backend(),
-        one_line(&redacted(&url))
+        one_line(&redact(&url))
     );
     let shutdown = CancellationToken::new();
     stop_on_signals(shutdown.clone());
@@ -70,18 +70,4 @@ fn host_name() -> String {
         .ok()
         .filter(|name| !name.is_empty())
         .unwrap_or_else(|| "worker".to_owned())
-}
-
-/// The database URL without its password.
-fn redacted(url: &str) -> String {
-    match url.split_once("://") {
-        Some((scheme, rest)) => match rest.split_once('@') {
-            Some((user_info, host)) => {
-                let user = user_info.split(':').next().unwrap_or("");
-                format!("{scheme}://{user}@{host}")
-            }
-            None => url.to_owned(),
-        },
-        None => url.to_owned(),
-    }
 }

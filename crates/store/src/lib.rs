@@ -30,6 +30,7 @@ mod worker;
 use std::path::Path;
 
 pub use error::{Result, StoreError};
+pub use pool::redact;
 pub use queue::{JobQueue, QueueSettings, RunTask};
 pub use records::{
     Artefact, ArtefactName, AttemptEnd, AttemptRecord, Claim, EventRecord, NewTask, PageCursor,

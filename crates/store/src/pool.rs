@@ -166,8 +166,8 @@ macro_rules! on_pool {
 }
 pub(crate) use on_pool;
 
-/// The URL without its password, for messages.
-pub(crate) fn redact(url: &str) -> String {
+/// A database URL without its password, for messages and logs.
+pub fn redact(url: &str) -> String {
     let Some((scheme, rest)) = url.split_once("://") else {
         return url.to_owned();
     };
