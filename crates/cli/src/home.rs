@@ -22,30 +22,41 @@ pub(crate) const ATTEMPT_FILE: &str = "attempt.diff";
 
 /// `plumb apply RUN --sha SHA [--branch NAME]`.
 pub(crate) fn apply(args: ApplyArgs, overrides: &[String]) -> Result<i32, Failure> {
-    if let Some(name) = &args.branch {
+    let message = apply_run(&args.run_id, &args.sha, args.branch.as_deref(), overrides)?;
+    say!("{message}");
+    Ok(0)
+}
+
+/// Brings the change of run `run_id` home if `sha` is its patch's SHA-256; the sentence to print.
+/// `plumb apply`, and `plumb serve` approving a task whose repository is a folder on its machine.
+pub(crate) fn apply_run(
+    run_id: &str,
+    sha: &str,
+    branch: Option<&str>,
+    overrides: &[String],
+) -> Result<String, Failure> {
+    if let Some(name) = branch {
         check_branch(name)?;
     }
-    let run = RunFolder::find(&args.run_id, overrides)?;
+    let run = RunFolder::find(run_id, overrides)?;
     let _lock = run.lock()?;
     let report = run.report()?;
     if report.outcome != Outcome::Success || report.patch_sha256.is_empty() {
         return Err(Failure::bad_input(format!(
             "run {} ended {} without a verified patch, so there is nothing to apply; plumb show {} prints its attempt",
-            args.run_id,
+            run_id,
             report.outcome.as_str(),
-            args.run_id
+            run_id
         )));
     }
-    let given = args.sha.trim().to_ascii_lowercase();
+    let given = sha.trim().to_ascii_lowercase();
     if given != report.patch_sha256 {
         return Err(home_failure(HomeError::ShaMismatch {
             given,
             actual: report.patch_sha256,
         }));
     }
-    let message = bring_home(&run.dir, &report, &given, args.branch.as_deref())?;
-    say!("{message}");
-    Ok(0)
+    bring_home(&run.dir, &report, &given, branch)
 }
 
 /// `--branch NAME` checked by git's rules for a branch name, before anything runs or is written.
@@ -118,18 +129,24 @@ pub(crate) fn bring_home(
 
 /// `plumb undo RUN`: also finishes an apply or undo that was interrupted.
 pub(crate) fn undo(args: RunIdArgs, overrides: &[String]) -> Result<i32, Failure> {
-    let run = RunFolder::find(&args.run_id, overrides)?;
+    let message = undo_run(&args.run_id, overrides)?;
+    say!("{message}");
+    Ok(0)
+}
+
+/// Undoes what an apply of run `run_id` brought home; the sentence to print.
+pub(crate) fn undo_run(run_id: &str, overrides: &[String]) -> Result<String, Failure> {
+    let run = RunFolder::find(run_id, overrides)?;
     let _lock = run.lock()?;
     let undone =
         plumb_workspace::undo(&run.dir, &run.dir.join(PATCH_FILE)).map_err(home_failure)?;
-    match &undone.destination {
-        Destination::WorkingTree => say!(
+    Ok(match &undone.destination {
+        Destination::WorkingTree => format!(
             "undone: the {} files are back as they were",
             undone.files.len()
         ),
-        Destination::Branch { name, .. } => say!("undone: the branch {name} is deleted"),
-    }
-    Ok(0)
+        Destination::Branch { name, .. } => format!("undone: the branch {name} is deleted"),
+    })
 }
 
 /// `plumb runs`: newest first.

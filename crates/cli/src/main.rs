@@ -19,9 +19,13 @@ mod progress;
 mod prune;
 mod replay;
 mod screen;
+mod serve;
+mod serve_home;
 mod setup;
+mod store_url;
 mod task_engine;
-mod task_spec;
+mod task_source;
+mod token;
 mod worker;
 
 use clap::Parser as _;
@@ -100,6 +104,8 @@ fn main() {
             Command::Config(args) => config_show::run(args, &cli.config),
             Command::Eval(args) => eval::run(args, &cli.config).await,
             Command::Worker(args) => worker::run(args, &cli.config).await,
+            Command::Serve(args) => serve::run(args, &cli.config).await,
+            Command::Token(args) => token::run(args).await,
         }
     });
     match result {

@@ -119,6 +119,35 @@ pub(crate) fn prune(runs_dir: &Path, current: &str, runs: &Runs) -> Pruned {
     pruned
 }
 
+/// The file a worker's run folder holds: which stored task and attempt it runs.
+pub(crate) const TASK_FILE: &str = "task.json";
+
+/// Removes the folders of service runs whose process died mid-run (a killed worker or server):
+/// a run folder with [`TASK_FILE`], no report and a lock no process holds. Their task was given
+/// to another attempt by the store; their workspace is of no use. A person's own runs (no task
+/// file) are left to [`prune`]. Returns the folders removed and the failures, each a sentence.
+pub(crate) fn remove_abandoned(runs_dir: &Path) -> (usize, Vec<String>) {
+    let mut removed = 0;
+    let mut failures = Vec::new();
+    for (_, name) in candidates(runs_dir) {
+        let dir = runs_dir.join(&name);
+        if !dir.join(TASK_FILE).is_file() || dir.join(REPORT_FILE).is_file() {
+            continue;
+        }
+        let Some(_lock) = take_lock(&dir) else {
+            continue;
+        };
+        match remove_all(&dir) {
+            Ok(()) => removed += 1,
+            Err(err) => failures.push(format!(
+                "could not remove the abandoned run folder {}: {err}",
+                dir.display()
+            )),
+        }
+    }
+    (removed, failures)
+}
+
 /// The run folders of `runs_dir` with the time in their id.
 fn candidates(runs_dir: &Path) -> Vec<(u64, String)> {
     let Ok(entries) = fs::read_dir(runs_dir) else {

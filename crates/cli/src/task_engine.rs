@@ -11,9 +11,13 @@ use plumb_agent::{FinalReport, RunSpec, new_run_id};
 use plumb_config::FlagSetting;
 use plumb_protocol::{Event, Outcome};
 use plumb_store::{ArtefactName, AttemptEnd, Claim, RunContext, Store, TaskRunner, TaskState};
+use plumb_workspace::intake::UrlPolicy;
 use tokio::sync::mpsc;
 
-use crate::task_spec::TaskSpec;
+use plumb_server::{RepoSource, TaskRequest};
+
+use crate::screen::{one_line, say};
+use crate::task_source;
 use crate::{prune, setup};
 
 /// The most of a journal kept in the store.
@@ -22,13 +26,16 @@ const MAX_JOURNAL_BYTES: u64 = 64 << 20;
 /// Runs tasks with plumb's engine under the worker's settings (`-c` given to `plumb worker`).
 pub(crate) struct EngineRunner {
     pub overrides: Vec<String>,
+    /// Which git URLs a task may name, and the clone's caps.
+    pub url_policy: UrlPolicy,
 }
 
 impl TaskRunner for EngineRunner {
     fn run(&self, run: RunContext) -> BoxFuture<'static, AttemptEnd> {
         let overrides = self.overrides.clone();
+        let url_policy = self.url_policy.clone();
         Box::pin(async move {
-            match run_task(&run, overrides).await {
+            match run_task(&run, overrides, &url_policy).await {
                 Ok(end) => end,
                 Err(reason) => AttemptEnd {
                     state: if run.cancel.is_cancelled() {
@@ -45,13 +52,15 @@ impl TaskRunner for EngineRunner {
     }
 }
 
-async fn run_task(run: &RunContext, overrides: Vec<String>) -> Result<AttemptEnd, String> {
-    let spec = TaskSpec::from_json(&run.task.spec)?;
-    if !spec.repo_path.is_dir() {
-        return Err(format!(
-            "repo_path {} is not a folder on this worker",
-            spec.repo_path.display()
-        ));
+async fn run_task(
+    run: &RunContext,
+    overrides: Vec<String>,
+    url_policy: &UrlPolicy,
+) -> Result<AttemptEnd, String> {
+    let spec: TaskRequest = serde_json::from_value(run.task.spec.clone())
+        .map_err(|error| format!("the task's request is not one plumb reads: {error}"))?;
+    if spec.ticket.trim().is_empty() {
+        return Err("the ticket is empty; give the ticket's text".to_owned());
     }
     let mut flags = Vec::new();
     if let Some(model) = &spec.model {
@@ -60,8 +69,44 @@ async fn run_task(run: &RunContext, overrides: Vec<String>) -> Result<AttemptEnd
     if let Some(command) = &spec.test_command {
         flags.push(FlagSetting::text("test_command", "test_command", command));
     }
-    let mut loaded = setup::load_config(Some(&spec.repo_path), overrides, flags)
-        .map_err(|failure| failure.message)?;
+    // The run's folder comes from the worker's own settings; the repository's settings, read
+    // once its source is here, can only tighten them.
+    let worker_config = setup::load_config(None, overrides.clone(), flags.clone())
+        .map_err(|failure| failure.message)?
+        .config;
+    let run_id = new_run_id();
+    let runs_dir = setup::runs_dir(&worker_config).map_err(|failure| failure.message)?;
+    // Runs of this machine's workers that died mid-run (their tasks went to other attempts).
+    let (_, failures) = prune::remove_abandoned(&runs_dir);
+    for failure in failures {
+        say!("plumb worker: {}", one_line(&failure));
+    }
+    let run_dir = runs_dir.join(&run_id);
+    std::fs::create_dir_all(&run_dir).map_err(|error| {
+        format!(
+            "could not create the run folder {}: {error}",
+            run_dir.display()
+        )
+    })?;
+    let _lock = prune::lock_run(&run_dir).map_err(|failure| failure.message)?;
+    let marker = serde_json::json!({"task": run.claim.task_id, "attempt": run.claim.attempt});
+    std::fs::write(run_dir.join(prune::TASK_FILE), marker.to_string()).map_err(|error| {
+        format!(
+            "could not write the run's task file in {}: {error}",
+            run_dir.display()
+        )
+    })?;
+    let fetched = Fetched(run_dir.join("source"));
+    let repo = task_source::prepare(
+        &spec.repo,
+        &run.task.tenant,
+        &run.store,
+        &fetched.0,
+        url_policy,
+    )
+    .await?;
+    let mut loaded =
+        setup::load_config(Some(&repo), overrides, flags).map_err(|failure| failure.message)?;
     // A task may ask for fewer rounds than the worker allows, never more.
     if let Some(rounds) = spec.max_rounds {
         let limits = &mut loaded.config.limits;
@@ -83,16 +128,6 @@ async fn run_task(run: &RunContext, overrides: Vec<String>) -> Result<AttemptEnd
         .map(plumb_verify::parse_command)
         .transpose()
         .map_err(|error| format!("test_command: {error}"))?;
-    let run_id = new_run_id();
-    let runs_dir = setup::runs_dir(&config).map_err(|failure| failure.message)?;
-    let run_dir = runs_dir.join(&run_id);
-    std::fs::create_dir_all(&run_dir).map_err(|error| {
-        format!(
-            "could not create the run folder {}: {error}",
-            run_dir.display()
-        )
-    })?;
-    let _lock = prune::lock_run(&run_dir).map_err(|failure| failure.message)?;
     let sandbox = setup::build_sandbox(&config, run_dir.join("sandbox"), run_dir.join("toolcache"))
         .map_err(|failure| failure.message)?;
     run.store
@@ -102,8 +137,8 @@ async fn run_task(run: &RunContext, overrides: Vec<String>) -> Result<AttemptEnd
     let (observer, events) = mpsc::channel(256);
     let forward = tokio::spawn(forward_events(run.store.clone(), run.claim.clone(), events));
     let run_spec = RunSpec {
-        repo_label: spec.repo_path.display().to_string(),
-        repo: spec.repo_path.clone(),
+        repo_label: repo_label(&spec.repo),
+        repo,
         ticket: spec.ticket.clone(),
         model,
         reviewer,
@@ -160,6 +195,29 @@ async fn run_task(run: &RunContext, overrides: Vec<String>) -> Result<AttemptEnd
         reason: None,
         diff_sha256: Some(report.patch_sha256.clone()),
     })
+}
+
+/// A fetched source (a clone, an unpacked archive), removed when the run ends however it ends:
+/// the run's workspace is its own copy.
+struct Fetched(std::path::PathBuf);
+
+impl Drop for Fetched {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// How a run names its repository in reports and lists.
+fn repo_label(source: &RepoSource) -> String {
+    match source {
+        RepoSource::Path { path } => path.clone(),
+        RepoSource::Git { url, rev: None } => url.clone(),
+        RepoSource::Git {
+            url,
+            rev: Some(rev),
+        } => format!("{url}#{rev}"),
+        RepoSource::Upload { id } => format!("upload {id}"),
+    }
 }
 
 fn ended_state(run: &RunContext) -> TaskState {

@@ -5,27 +5,19 @@
 
 use std::sync::Arc;
 
-use plumb_store::{Store, WorkerSettings, redact, run_worker, worker_id};
+use plumb_store::{redact, run_worker, worker_id};
 use tokio_util::sync::CancellationToken;
 
 use crate::args::WorkerArgs;
 use crate::screen::{one_line, say};
 use crate::task_engine::EngineRunner;
-use crate::{Failure, setup};
+use crate::{Failure, setup, store_url};
 
 pub(crate) async fn run(args: WorkerArgs, overrides: &[String]) -> Result<i32, Failure> {
     // The worker's own settings are checked now, not at its first task.
     setup::load_config(None, overrides.to_vec(), Vec::new())?;
-    let url = match &args.db {
-        Some(url) => url.clone(),
-        None => format!("sqlite:{}", setup::state_dir()?.join("plumb.db").display()),
-    };
-    let store = Store::open(&url).await.map_err(|error| {
-        Failure::bad_input(format!(
-            "--db: {error}; give sqlite:PATH or postgres://USER:PASSWORD@HOST/DB"
-        ))
-    })?;
-    let mut settings = WorkerSettings::new(worker_id(&host_name()));
+    let (store, url) = store_url::open(args.db.as_deref()).await?;
+    let mut settings = args.worker.worker_settings(worker_id(&host_name()));
     if let Some(queue) = &args.queue {
         settings.queue.name.clone_from(queue);
     }
@@ -40,6 +32,7 @@ pub(crate) async fn run(args: WorkerArgs, overrides: &[String]) -> Result<i32, F
     stop_on_signals(shutdown.clone());
     let runner = Arc::new(EngineRunner {
         overrides: overrides.to_vec(),
+        url_policy: args.worker.url_policy(),
     });
     run_worker(store, settings, runner, shutdown)
         .await
@@ -49,7 +42,7 @@ pub(crate) async fn run(args: WorkerArgs, overrides: &[String]) -> Result<i32, F
 }
 
 /// Ctrl-C and SIGTERM stop the worker (a run in progress is cancelled and rolled back).
-fn stop_on_signals(shutdown: CancellationToken) {
+pub(crate) fn stop_on_signals(shutdown: CancellationToken) {
     tokio::spawn(async move {
         let Ok(mut term) =
             tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
@@ -64,7 +57,7 @@ fn stop_on_signals(shutdown: CancellationToken) {
     });
 }
 
-fn host_name() -> String {
+pub(crate) fn host_name() -> String {
     std::fs::read_to_string("/proc/sys/kernel/hostname")
         .map(|name| name.trim().to_owned())
         .ok()

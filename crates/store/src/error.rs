@@ -45,6 +45,15 @@ pub enum StoreError {
     /// The database itself failed (unreachable, full, a constraint).
     #[error("database: {0}")]
     Database(#[from] sqlx::Error),
+    /// A value a caller gave cannot be used; the message names it and what to change.
+    #[error("{0}")]
+    Invalid(String),
+    /// No upload with that id for that tenant.
+    #[error("no upload {0}")]
+    UploadNotFound(String),
+    /// The operating system refused something the store needs (randomness).
+    #[error("{0}")]
+    System(String),
     /// The job queue failed.
     #[error("job queue: {0}")]
     Queue(String),

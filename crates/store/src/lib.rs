@@ -13,7 +13,8 @@
 //! - A task held by a worker whose heartbeat is fresh is not taken by another (a long run is not an
 //!   orphan); one whose heartbeat is older than the lease is retried on a fresh attempt up to the
 //!   task's limit, then failed with the reason.
-//! - A tenant sees only its own tasks; another tenant's id reads as unknown.
+//! - A tenant sees only its own tasks and uploads; another tenant's id reads as unknown.
+//! - An API token is kept as its secret's SHA-256 only.
 
 mod artefacts;
 mod attempts;
@@ -25,6 +26,8 @@ mod records;
 mod rows;
 mod state;
 mod tasks;
+mod tokens;
+mod uploads;
 mod worker;
 
 use std::path::Path;
@@ -38,6 +41,8 @@ pub use records::{
 };
 pub use state::TaskState;
 pub use tasks::Decision;
+pub use tokens::{TOKEN_PREFIX, TokenRecord, check_tenant};
+pub use uploads::UploadRecord;
 pub use worker::{RunContext, TaskRunner, WorkerSettings, run_worker, worker_id};
 
 /// The store: a pool of connections to one database, its schema up to date.

@@ -132,6 +132,18 @@ impl Store {
     /// A person's decision. Approval is refused unless the task awaits approval and `sha256` is
     /// the stored diff's; each decision is a `state` event.
     pub async fn decide(&self, tenant: &str, id: &str, decision: &Decision) -> Result<TaskRecord> {
+        self.decide_noting(tenant, id, decision, None).await
+    }
+
+    /// [`Store::decide`], with `note` (what the decision did, such as where a change was
+    /// applied) as the `reason` of its `state` event.
+    pub async fn decide_noting(
+        &self,
+        tenant: &str,
+        id: &str,
+        decision: &Decision,
+        note: Option<&str>,
+    ) -> Result<TaskRecord> {
         let wanted = decision.state();
         let now = now_ms();
         on_pool!(self, pool => {
@@ -165,7 +177,7 @@ impl Store {
                 .bind(now)
                 .execute(&mut *tx)
                 .await?;
-            append_event!(tx, id, -1, "state", state_event(wanted, None), now)?;
+            append_event!(tx, id, -1, "state", state_event(wanted, note), now)?;
             tx.commit().await?;
         });
         self.task(tenant, id).await

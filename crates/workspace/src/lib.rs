@@ -8,6 +8,9 @@
 //! write one commit's tree for `plumb eval`. Git never reads the copy: `stage/` turns it into trees
 //! with plumb's own walk, `diffs.rs` compares trees, `rollback.rs` checks out into fresh folders, and
 //! `discard.rs` removes what a command filled within the run's time.
+//!
+//! `intake/` turns what `plumb serve` receives from outside (an archive upload, a git URL) into a
+//! folder to prepare a workspace from, under caps and a URL policy.
 
 mod confine;
 mod copy;
@@ -18,6 +21,7 @@ mod error;
 mod git;
 mod home;
 mod ids;
+pub mod intake;
 mod reader;
 mod restore;
 mod rollback;

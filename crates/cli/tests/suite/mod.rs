@@ -17,6 +17,7 @@ mod phases_flow;
 mod providers;
 mod replay;
 mod review;
+mod serve;
 mod setup_phase;
 mod toolchains;
 mod worker;

@@ -29,7 +29,7 @@ fn a_worker_runs_a_queued_task_to_awaiting_approval_with_its_events_and_patch() 
     let (store, id) = rt.block_on(async {
         let store = Store::open(&url).await.unwrap();
         let spec = serde_json::json!({
-            "repo_path": fixture.repo_path(),
+            "repo": {"kind": "path", "path": fixture.repo_path()},
             "ticket": ticket,
             "model": format!("script:{}", script.display()),
         });

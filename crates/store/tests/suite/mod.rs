@@ -3,3 +3,4 @@ mod backends;
 mod events;
 mod queue;
 mod tasks;
+mod tokens;

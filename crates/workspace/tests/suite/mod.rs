@@ -6,6 +6,7 @@ mod confine;
 mod copy_limits;
 mod home;
 mod home_faults;
+mod intake;
 mod patch;
 mod prepare;
 mod staging;

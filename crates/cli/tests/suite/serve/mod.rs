@@ -1,0 +1,164 @@
+//! `plumb serve` as a process, driven over HTTP: `api.rs` the API end to end, `recovery.rs` a
+//! server killed mid-run.
+
+mod api;
+mod recovery;
+
+use std::process::{Child, Stdio};
+use std::time::{Duration, Instant};
+
+use plumb_test_support::billing_example;
+
+use super::common::{Fixture, plumb_command};
+
+pub(super) fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+pub(super) fn free_port() -> u16 {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.local_addr().unwrap().port()
+}
+
+pub(super) struct Serve {
+    child: Child,
+    pub base: String,
+}
+
+impl Serve {
+    pub fn start(fixture: &Fixture, db: &str, port: u16) -> Serve {
+        Serve::start_with(fixture, db, port, &[])
+    }
+
+    /// [`Serve::start`] with more flags for `plumb serve`.
+    pub fn start_with(fixture: &Fixture, db: &str, port: u16, extra: &[&str]) -> Serve {
+        let script = billing_example().join("bill-412.script.jsonl");
+        let child = plumb_command(fixture.home.path())
+            .args(["-c", &format!("model=script:{}", script.display())])
+            .args([
+                "serve",
+                "--db",
+                db,
+                "--workers",
+                "1",
+                "--allow-server-paths",
+            ])
+            .args(["--listen", &format!("127.0.0.1:{port}")])
+            .args(extra)
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let base = format!("http://127.0.0.1:{port}");
+        let deadline = Instant::now() + Duration::from_secs(60);
+        let rt = runtime();
+        while rt
+            .block_on(reqwest::get(format!("{base}/api/capabilities")))
+            .is_err()
+        {
+            assert!(
+                Instant::now() < deadline,
+                "plumb serve did not answer in 60 s"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        Serve { child, base }
+    }
+
+    /// SIGKILL: the server and its workers end at once, with no chance to give anything back.
+    pub fn kill(mut self) {
+        self.child.kill().unwrap();
+        self.child.wait().unwrap();
+    }
+
+    /// SIGTERM, and the exit status and stderr.
+    pub fn stop(self) -> (Option<i32>, String) {
+        let term = std::process::Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(term.success());
+        let output = self.child.wait_with_output().unwrap();
+        (
+            output.status.code(),
+            String::from_utf8_lossy(&output.stderr).to_string(),
+        )
+    }
+}
+
+pub(super) async fn call(
+    method: reqwest::Method,
+    url: &str,
+    token: &str,
+    body: Option<serde_json::Value>,
+) -> (u16, serde_json::Value) {
+    let mut request = reqwest::Client::new()
+        .request(method, url)
+        .bearer_auth(token);
+    if let Some(body) = body {
+        request = request.json(&body);
+    }
+    let response = request.send().await.unwrap();
+    let status = response.status().as_u16();
+    (status, response.json().await.unwrap())
+}
+
+pub(super) async fn upload(base: &str, token: &str, body: Vec<u8>) -> (u16, serde_json::Value) {
+    let response = reqwest::Client::new()
+        .post(format!("{base}/api/uploads"))
+        .bearer_auth(token)
+        .header("content-type", "application/octet-stream")
+        .body(body)
+        .send()
+        .await
+        .unwrap();
+    let status = response.status().as_u16();
+    (status, response.json().await.unwrap())
+}
+
+/// `tar` with `args`, its archive's bytes.
+pub(super) fn tar_bytes(dir: &std::path::Path, args: &[&str]) -> Vec<u8> {
+    let out = dir.join("out.tar.gz");
+    let status = std::process::Command::new("tar")
+        .arg("-czf")
+        .arg(&out)
+        .args(args)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    std::fs::read(out).unwrap()
+}
+
+/// Waits for the task to leave the queue and the run; returns its record.
+pub(super) fn settled(
+    rt: &tokio::runtime::Runtime,
+    task_url: &str,
+    token: &str,
+) -> serde_json::Value {
+    let deadline = Instant::now() + Duration::from_secs(300);
+    loop {
+        let (_, task) = rt.block_on(call(reqwest::Method::GET, task_url, token, None));
+        let state = task["state"].as_str().unwrap().to_owned();
+        if ["awaiting_approval", "failed", "cancelled"].contains(&state.as_str()) {
+            return task;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the task is still {state} after 300 s"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+/// A token for `tenant` made with `plumb token create`.
+pub(super) fn token(fixture: &Fixture, db: &str, tenant: &str) -> String {
+    let made = crate::suite::common::plumb(
+        fixture.home.path(),
+        &["token", "create", "--tenant", tenant, "--db", db],
+    );
+    assert_eq!(made.status.code(), Some(0), "{made:?}");
+    String::from_utf8(made.stdout).unwrap().trim().to_owned()
+}

@@ -1,0 +1,4 @@
+mod api;
+mod events;
+mod harness;
+mod openapi;
