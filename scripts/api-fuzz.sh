@@ -7,7 +7,7 @@
 #
 #   scripts/api-fuzz.sh [PLUMB_BINARY]      (default: the debug build in the cargo target folder)
 #
-# PLUMB_FUZZ_EXAMPLES (default 40) sets the examples per operation and phase.
+# PLUMB_FUZZ_EXAMPLES (default 100) sets the examples per operation and phase.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -50,7 +50,7 @@ status=0
 (cd "$home" && schemathesis --no-color run "$base/api/openapi.json" \
   --header "Authorization: Bearer $token" \
   --checks not_a_server_error,status_code_conformance,content_type_conformance,response_schema_conformance \
-  --max-examples "${PLUMB_FUZZ_EXAMPLES:-40}" \
+  --max-examples "${PLUMB_FUZZ_EXAMPLES:-100}" \
   --request-timeout 10 \
   --seed 4117 \
   --generation-deterministic \
