@@ -10,7 +10,11 @@ use futures_util::future::BoxFuture;
 use plumb_agent::{FinalReport, RunSpec, new_run_id};
 use plumb_config::FlagSetting;
 use plumb_protocol::{Event, Outcome};
-use plumb_store::{ArtefactName, AttemptEnd, Claim, RunContext, Store, TaskRunner, TaskState};
+use std::time::Duration;
+
+use plumb_store::{
+    ArtefactName, AttemptEnd, Claim, RunContext, Store, TaskRunner, TaskState, retry_transient,
+};
 use plumb_workspace::intake::UrlPolicy;
 use tokio::sync::mpsc;
 
@@ -130,12 +134,19 @@ async fn run_task(
         .map_err(|error| format!("test_command: {error}"))?;
     let sandbox = setup::build_sandbox(&config, run_dir.join("sandbox"), run_dir.join("toolcache"))
         .map_err(|failure| failure.message)?;
-    run.store
-        .advance(&run.claim, TaskState::Running)
-        .await
-        .map_err(|error| error.to_string())?;
+    // Every write of the run rides out a database that is away for less than the lease.
+    retry_transient(run.lease, || {
+        run.store.advance(&run.claim, TaskState::Running)
+    })
+    .await
+    .map_err(|error| error.to_string())?;
     let (observer, events) = mpsc::channel(256);
-    let forward = tokio::spawn(forward_events(run.store.clone(), run.claim.clone(), events));
+    let forward = tokio::spawn(forward_events(
+        run.store.clone(),
+        run.claim.clone(),
+        run.lease,
+        events,
+    ));
     let run_spec = RunSpec {
         repo_label: repo_label(&spec.repo),
         repo,
@@ -173,7 +184,7 @@ async fn run_task(
             });
         }
     };
-    keep_artefacts(&run.store, &run.claim, &report).await;
+    keep_artefacts(&run.store, &run.claim, run.lease, &report).await;
     if report.outcome != Outcome::Success {
         return Ok(AttemptEnd {
             state: ended_state(run),
@@ -184,10 +195,11 @@ async fn run_task(
     }
     // A verified change reaches a person only through the ladder's states.
     if state == TaskState::Running {
-        run.store
-            .advance(&run.claim, TaskState::Checking)
-            .await
-            .map_err(|error| error.to_string())?;
+        retry_transient(run.lease, || {
+            run.store.advance(&run.claim, TaskState::Checking)
+        })
+        .await
+        .map_err(|error| error.to_string())?;
     }
     Ok(AttemptEnd {
         state: TaskState::AwaitingApproval,
@@ -237,10 +249,12 @@ fn outcome_name(outcome: Outcome) -> String {
 
 /// Writes each event to the store as it comes and moves the task's state with the run: the
 /// ladder's first check → checking, the review → reviewing, the next request to the model →
-/// running. Returns the state it left the task in.
+/// running. Returns the state it left the task in. A write is tried again while the database is
+/// away, for up to `lease`.
 async fn forward_events(
     store: Store,
     claim: Claim,
+    lease: Duration,
     mut events: mpsc::Receiver<Event>,
 ) -> TaskState {
     let mut state = TaskState::Running;
@@ -252,7 +266,9 @@ async fn forward_events(
             _ => None,
         };
         if let Some(next) = next.filter(|next| *next != state && state.may_become(*next))
-            && store.advance(&claim, next).await.is_ok()
+            && retry_transient(lease, || store.advance(&claim, next))
+                .await
+                .is_ok()
         {
             state = next;
         }
@@ -261,32 +277,31 @@ async fn forward_events(
         };
         let kind = body["type"].as_str().unwrap_or("event").to_owned();
         // A stale attempt's events are refused; the run is being cancelled meanwhile.
-        let _ = store.append_event(&claim, &kind, &body).await;
+        let _ = retry_transient(lease, || store.append_event(&claim, &kind, &body)).await;
     }
     state
 }
 
 /// The patch, the report and the journal, as the attempt's artefacts (best effort: the run folder
 /// keeps them all).
-async fn keep_artefacts(store: &Store, claim: &Claim, report: &FinalReport) {
+async fn keep_artefacts(store: &Store, claim: &Claim, lease: Duration, report: &FinalReport) {
+    let keep = |name: ArtefactName, bytes: Vec<u8>| async move {
+        let _ = retry_transient(lease, || store.put_artefact(claim, name, &bytes)).await;
+    };
     if !report.patch.is_empty() {
-        let _ = store
-            .put_artefact(claim, ArtefactName::Patch, report.patch.as_bytes())
-            .await;
+        keep(ArtefactName::Patch, report.patch.as_bytes().to_vec()).await;
     }
     if let Ok(json) = serde_json::to_vec_pretty(report) {
-        let _ = store.put_artefact(claim, ArtefactName::Report, &json).await;
+        keep(ArtefactName::Report, json).await;
     }
     if let Some(review) = &report.review
         && let Ok(json) = serde_json::to_vec_pretty(review)
     {
-        let _ = store.put_artefact(claim, ArtefactName::Review, &json).await;
+        keep(ArtefactName::Review, json).await;
     }
     let journal = Path::new(&report.journal);
     let small = std::fs::metadata(journal).is_ok_and(|meta| meta.len() <= MAX_JOURNAL_BYTES);
     if small && let Ok(bytes) = std::fs::read(journal) {
-        let _ = store
-            .put_artefact(claim, ArtefactName::Journal, &bytes)
-            .await;
+        keep(ArtefactName::Journal, bytes).await;
     }
 }

@@ -23,6 +23,7 @@ mod events;
 mod pool;
 mod queue;
 mod records;
+mod retry;
 mod rows;
 mod state;
 mod tasks;
@@ -39,6 +40,7 @@ pub use records::{
     Artefact, ArtefactName, AttemptEnd, AttemptRecord, Claim, EventRecord, NewTask, PageCursor,
     Signals, TaskFilter, TaskPage, TaskRecord,
 };
+pub use retry::retry_transient;
 pub use state::TaskState;
 pub use tasks::Decision;
 pub use tokens::{TOKEN_PREFIX, TokenRecord, check_tenant};

@@ -15,6 +15,7 @@ use crate::Store;
 use crate::error::{Result, StoreError};
 use crate::queue::{JobQueue, QueueSettings, RunTask};
 use crate::records::{AttemptEnd, Claim, TaskRecord};
+use crate::retry::retry_transient;
 use crate::state::TaskState;
 
 /// What runs a claimed task: the engine in `plumb serve` and `plumb worker`, a stand-in in tests.
@@ -35,6 +36,9 @@ pub struct RunContext {
     /// Fires when a person asks to cancel, the worker is stopping, or the attempt is no longer
     /// current (another worker took the task for dead): whichever it is, the run stops.
     pub cancel: CancellationToken,
+    /// How long the attempt outlives its last heartbeat: the most a write of the run should wait
+    /// for a database that is away (after that the attempt is taken for dead anyway).
+    pub lease: Duration,
 }
 
 /// How a worker works.
@@ -144,7 +148,9 @@ async fn handle_job(job: RunTask, worker: Data<Arc<Worker>>) -> Result<(), BoxDy
 impl Worker {
     async fn run_task(&self, id: &str) -> Result<()> {
         let settings = &self.settings;
-        let claim = match self.store.claim(id, &settings.id, settings.lease).await {
+        let lease = settings.lease;
+        let claim = match retry_transient(lease, || self.store.claim(id, &settings.id, lease)).await
+        {
             Ok(claim) => claim,
             // A second delivery of the job: the task runs elsewhere, ended, or is gone.
             Err(
@@ -154,7 +160,7 @@ impl Worker {
             }
             Err(error) => return Err(error),
         };
-        let Some(task) = self.store.task_any_tenant(id).await? else {
+        let Some(task) = retry_transient(lease, || self.store.task_any_tenant(id)).await? else {
             return Ok(());
         };
         let cancel = self.shutdown.child_token();
@@ -173,25 +179,25 @@ impl Worker {
             claim: claim.clone(),
             store: self.store.clone(),
             cancel,
+            lease: settings.lease,
         };
         let end = self.runner.run(run).await;
         ended.cancel();
         let _ = beat.await;
-        let asked_to_cancel = self
-            .store
-            .task_any_tenant(id)
+        // How the attempt ended is written even if the database is away for a moment.
+        let asked_to_cancel = retry_transient(lease, || self.store.task_any_tenant(id))
             .await?
             .is_some_and(|task| task.cancel_requested_ms.is_some());
         if self.shutdown.is_cancelled() && !asked_to_cancel {
             // Stopped with the worker, not by a person: the task goes back for another worker.
             let reason = format!("worker {} stopped during the run", settings.id);
-            return match self.store.release(&claim, &reason).await {
+            return match retry_transient(lease, || self.store.release(&claim, &reason)).await {
                 Ok(TaskState::Queued) => self.queue.clone().push(id).await,
                 Ok(_) | Err(StoreError::StaleAttempt { .. }) => Ok(()),
                 Err(error) => Err(error),
             };
         }
-        match self.store.finish(&claim, &end).await {
+        match retry_transient(lease, || self.store.finish(&claim, &end)).await {
             // A late finisher: another attempt is current, what this one found is dropped.
             Ok(()) | Err(StoreError::StaleAttempt { .. }) => Ok(()),
             Err(StoreError::WrongState { .. }) if end.state == TaskState::Cancelled => Ok(()),

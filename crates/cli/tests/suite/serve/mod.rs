@@ -1,9 +1,12 @@
 //! `plumb serve` as a process, driven over HTTP: `api.rs` the API end to end, `recovery.rs` a
-//! server killed mid-run.
+//! server killed mid-run, `fleet.rs` `plumb worker`s on PostgreSQL killed and cut off.
 
 mod api;
+mod fleet;
+mod pg;
 mod recovery;
 
+use std::path::{Path, PathBuf};
 use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
@@ -38,14 +41,12 @@ impl Serve {
         let script = billing_example().join("bill-412.script.jsonl");
         let child = plumb_command(fixture.home.path())
             .args(["-c", &format!("model=script:{}", script.display())])
-            .args([
-                "serve",
-                "--db",
-                db,
-                "--workers",
-                "1",
-                "--allow-server-paths",
-            ])
+            .args(["serve", "--db", db, "--allow-server-paths"])
+            .args(if extra.contains(&"--workers") {
+                &[][..]
+            } else {
+                &["--workers", "1"][..]
+            })
             .args(["--listen", &format!("127.0.0.1:{port}")])
             .args(extra)
             .stdout(Stdio::null())
@@ -140,7 +141,13 @@ pub(super) fn settled(
 ) -> serde_json::Value {
     let deadline = Instant::now() + Duration::from_secs(300);
     loop {
-        let (_, task) = rt.block_on(call(reqwest::Method::GET, task_url, token, None));
+        let (status, task) = rt.block_on(call(reqwest::Method::GET, task_url, token, None));
+        // 503 while the database is away (a test restarts it): ask again.
+        if status == 503 {
+            assert!(Instant::now() < deadline, "still 503 after 300 s: {task}");
+            std::thread::sleep(Duration::from_millis(200));
+            continue;
+        }
         let state = task["state"].as_str().unwrap().to_owned();
         if ["awaiting_approval", "failed", "cancelled"].contains(&state.as_str()) {
             return task;
@@ -161,4 +168,70 @@ pub(super) fn token(fixture: &Fixture, db: &str, tenant: &str) -> String {
     );
     assert_eq!(made.status.code(), Some(0), "{made:?}");
     String::from_utf8(made.stdout).unwrap().trim().to_owned()
+}
+
+/// The run folders of service runs (those holding the worker's task file).
+pub(super) fn task_runs(home: &Path) -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(home.join("runs")) else {
+        return Vec::new();
+    };
+    let mut runs: Vec<PathBuf> = entries
+        .flatten()
+        .map(|entry| entry.path())
+        .filter(|path| path.join("task.json").is_file())
+        .collect();
+    runs.sort();
+    runs
+}
+
+/// The task's event stream from its start, read until `marker` shows (within 120 s).
+pub(super) fn read_events_until(
+    rt: &tokio::runtime::Runtime,
+    task_url: &str,
+    token: &str,
+    marker: &str,
+) -> String {
+    rt.block_on(async {
+        use futures_util::StreamExt as _;
+        let response = reqwest::Client::new()
+            .get(format!("{task_url}/events"))
+            .bearer_auth(token)
+            .send()
+            .await
+            .unwrap();
+        let mut body = response.bytes_stream();
+        let mut text = String::new();
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(120);
+        while !text.contains(marker) {
+            let chunk = tokio::time::timeout_at(deadline, body.next())
+                .await
+                .unwrap_or_else(|_| panic!("no {marker:?} within 120 s: {text}"))
+                .expect("the stream stays open")
+                .unwrap();
+            text.push_str(&String::from_utf8_lossy(&chunk));
+        }
+        text
+    })
+}
+
+/// The events of an SSE text, checked to be numbered 1..n with none missing or repeated, and the
+/// attempts whose runs started, in order.
+pub(super) fn event_list(text: &str) -> (Vec<serde_json::Value>, Vec<i64>) {
+    let events: Vec<serde_json::Value> = text
+        .lines()
+        .filter_map(|line| line.strip_prefix("data: "))
+        .map(|data| serde_json::from_str(data).unwrap())
+        .collect();
+    let seqs: Vec<i64> = events.iter().map(|e| e["seq"].as_i64().unwrap()).collect();
+    assert_eq!(
+        seqs,
+        (1..=i64::try_from(seqs.len()).unwrap()).collect::<Vec<_>>(),
+        "every event once, in order"
+    );
+    let started = events
+        .iter()
+        .filter(|e| e["kind"] == "run_started")
+        .map(|e| e["attempt"].as_i64().unwrap())
+        .collect();
+    (events, started)
 }
