@@ -48,6 +48,9 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 pub use approval::{Approval, ApprovalGate, ApprovalRequest, Decision, ask};
+
+/// The folder of a run folder that holds the run's workspace (its copy and shadow git).
+pub const WORKSPACE_DIR: &str = "workspace";
 pub use journal::{Journal, read_journal};
 pub use journal_entry::{ENTRY_CAP_BYTES, JournalRequest, journal_requests};
 pub use plumb_protocol::FinalReport;

@@ -1,10 +1,10 @@
 //! The engine behind `plumb worker`: runs a claimed task as `plumb fix` runs a ticket — the same
 //! settings, sandbox, ladder and review — with the run's events written to the store as they
 //! happen, the task's state following the run (running, checking, reviewing), and the patch, the
-//! report and the journal kept as the attempt's artefacts. The run ends awaiting a person's
-//! approval of the diff's SHA-256; nothing is applied here.
+//! report, the journal and a `git bundle` of the change kept as the attempt's artefacts. The run
+//! ends awaiting a person's approval of the diff's SHA-256; nothing is applied here.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use futures_util::future::BoxFuture;
 use plumb_agent::{FinalReport, RunSpec, new_run_id};
@@ -16,6 +16,7 @@ use plumb_store::{
     ArtefactName, AttemptEnd, Claim, RunContext, Store, TaskRunner, TaskState, retry_transient,
 };
 use plumb_workspace::intake::UrlPolicy;
+use plumb_workspace::{BundleRequest, Identity, bundle_change};
 use tokio::sync::mpsc;
 
 use plumb_server::{RepoSource, TaskRequest};
@@ -147,6 +148,7 @@ async fn run_task(
         run.lease,
         events,
     ));
+    let (source, kept_run_dir) = (repo.clone(), run_dir.clone());
     let run_spec = RunSpec {
         repo_label: repo_label(&spec.repo),
         repo,
@@ -193,6 +195,26 @@ async fn run_task(
             diff_sha256: None,
         });
     }
+    match make_bundle(run, source, kept_run_dir, &report).await {
+        Ok(bundle) => {
+            let _ = retry_transient(run.lease, || {
+                run.store
+                    .put_artefact(&run.claim, ArtefactName::Bundle, &bundle)
+            })
+            .await;
+        }
+        // The diff and the patch stand without it; the task's events say why it is missing.
+        Err(reason) => {
+            let body = serde_json::json!({
+                "type": "warning",
+                "message": format!("no git bundle of the change: {reason}"),
+            });
+            let _ = retry_transient(run.lease, || {
+                run.store.append_event(&run.claim, "warning", &body)
+            })
+            .await;
+        }
+    }
     // A verified change reaches a person only through the ladder's states.
     if state == TaskState::Running {
         retry_transient(run.lease, || {
@@ -207,6 +229,56 @@ async fn run_task(
         reason: None,
         diff_sha256: Some(report.patch_sha256.clone()),
     })
+}
+
+/// The verified change as a `git bundle` (one commit on `plumb/<task>` over the source's `HEAD`,
+/// or over the run's baseline for a source without git); its bytes, or why there is none.
+async fn make_bundle(
+    run: &RunContext,
+    source: PathBuf,
+    run_dir: PathBuf,
+    report: &FinalReport,
+) -> Result<Vec<u8>, String> {
+    let branch = format!("plumb/{}", run.claim.task_id);
+    let title = if report.title.is_empty() {
+        "plumb: the verified change"
+    } else {
+        &report.title
+    };
+    let message = format!(
+        "{title}\n\nMade by plumb (task {}, attempt {}, run {}); the verified patch's SHA-256 is {}.\n",
+        run.claim.task_id, run.claim.attempt, report.run_id, report.patch_sha256
+    );
+    let sha = report.patch_sha256.clone();
+    tokio::task::spawn_blocking(move || {
+        let scratch = run_dir.join("bundle-scratch");
+        let out = run_dir.join("change.bundle");
+        let identity = Identity {
+            name: "plumb".to_owned(),
+            email: "plumb@localhost".to_owned(),
+        };
+        let request = BundleRequest {
+            source: &source,
+            shadow: &run_dir
+                .join(plumb_agent::WORKSPACE_DIR)
+                .join(plumb_workspace::SHADOW_DIR),
+            patch: &run_dir.join(crate::home::PATCH_FILE),
+            patch_sha256: &sha,
+            branch: &branch,
+            message: &message,
+            identity: &identity,
+            scratch: &scratch,
+            out: &out,
+        };
+        let made = bundle_change(&request).map_err(|error| error.to_string());
+        let _ = std::fs::remove_dir_all(&scratch);
+        made?;
+        let bytes = std::fs::read(&out).map_err(|error| format!("{}: {error}", out.display()));
+        let _ = std::fs::remove_file(&out);
+        bytes
+    })
+    .await
+    .map_err(|error| format!("the bundle's thread stopped: {error}"))?
 }
 
 /// A fetched source (a clone, an unpacked archive), removed when the run ends however it ends:

@@ -84,6 +84,35 @@ pub async fn diff(
     }))
 }
 
+/// The task's change as a `git bundle`: one commit on the branch `plumb/<task>` on top of the
+/// commit the run started from, for `git fetch FILE plumb/<task>`. Never a push.
+#[utoipa::path(
+    get, path = "/api/tasks/{id}/bundle", tag = "artefacts",
+    params(("id" = String, Path, description = "The task's id")),
+    security(("bearer" = [])),
+    responses(
+        (status = 200, description = "The bundle", content_type = "application/x-git-bundle", body = Vec<u8>),
+        (status = 401, description = "No live token", body = ErrorBody),
+        (status = 404, description = "No such task for this tenant", body = ErrorBody),
+        (status = 409, description = "The run has left no bundle", body = ErrorBody),
+    )
+)]
+pub async fn bundle(
+    State(state): State<AppState>,
+    Tenant(tenant): Tenant,
+    ApiPath(id): ApiPath<String>,
+) -> ApiResult<impl IntoResponse> {
+    let bundle = artefact(&state, &tenant, &id, ArtefactName::Bundle).await?;
+    let disposition = format!("attachment; filename=\"{id}.bundle\"");
+    Ok((
+        [
+            (header::CONTENT_TYPE, "application/x-git-bundle".to_owned()),
+            (header::CONTENT_DISPOSITION, disposition),
+        ],
+        bundle.content,
+    ))
+}
+
 /// The task's patch as a file to download (`git apply` takes it).
 #[utoipa::path(
     get, path = "/api/tasks/{id}/patch", tag = "artefacts",

@@ -113,6 +113,7 @@ pub fn router(state: AppState) -> Router {
         .route("/api/tasks/{id}/events", get(events::events))
         .route("/api/tasks/{id}/diff", get(artefacts::diff))
         .route("/api/tasks/{id}/patch", get(artefacts::patch))
+        .route("/api/tasks/{id}/bundle", get(artefacts::bundle))
         .route("/api/tasks/{id}/report", get(artefacts::report))
         .route("/api/tasks/{id}/approve", post(tasks::approve))
         .route("/api/tasks/{id}/reject", post(tasks::reject))

@@ -36,6 +36,7 @@ impl Modify for BearerToken {
         events::events,
         artefacts::diff,
         artefacts::patch,
+        artefacts::bundle,
         artefacts::report,
         tasks::approve,
         tasks::reject,

@@ -75,6 +75,8 @@ pub enum ArtefactName {
     Report,
     Journal,
     Review,
+    /// A `git bundle` of the change as one commit on `plumb/<task>`.
+    Bundle,
 }
 
 impl ArtefactName {
@@ -84,6 +86,7 @@ impl ArtefactName {
             ArtefactName::Report => "report",
             ArtefactName::Journal => "journal",
             ArtefactName::Review => "review",
+            ArtefactName::Bundle => "bundle",
         }
     }
 }

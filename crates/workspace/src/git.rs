@@ -225,6 +225,19 @@ impl Git {
             .map_err(WorkspaceError::from)
     }
 
+    /// Like [`Git::run_with_input`] with more environment variables (a commit's author, an index).
+    pub(crate) fn run_with_env(
+        &self,
+        args: &[&str],
+        env: &[(&str, &OsStr)],
+        input: Option<&[u8]>,
+    ) -> Result<GitOutput, WorkspaceError> {
+        let mut cmd = self.repo_command(args);
+        cmd.envs(env.iter().map(|(key, value)| (*key, *value)));
+        self.execute(cmd, &args.join(" "), input)
+            .map_err(WorkspaceError::from)
+    }
+
     fn run_inner(&self, args: &[&str], input: Option<&[u8]>) -> Result<GitOutput, GitFailure> {
         let cmd = self.repo_command(args);
         self.execute(cmd, &args.join(" "), input)

@@ -12,6 +12,7 @@
 //! `intake/` turns what `plumb serve` receives from outside (an archive upload, a git URL) into a
 //! folder to prepare a workspace from, under caps and a URL policy.
 
+mod bundle;
 mod confine;
 mod copy;
 mod diff;
@@ -31,6 +32,7 @@ mod source_tree;
 mod stage;
 mod workspace;
 
+pub use bundle::{BundleError, BundleRequest, MadeBundle, bundle_change};
 pub use confine::{MAX_LINKS, is_hidden_char};
 pub use copy::{CopyLimits, CopyReport, PLUMBIGNORE, SkippedFile};
 pub use diff::{ChangeKind, ChangedFile, Entry, EntryMode, ObjectId, Patch, sha256_hex};

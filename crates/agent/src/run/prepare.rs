@@ -57,7 +57,7 @@ impl Run {
                 spec.repo_label
             )));
         }
-        let workspace_dir = spec.run_dir.join("workspace");
+        let workspace_dir = spec.run_dir.join(crate::WORKSPACE_DIR);
         let limits = plumb_workspace::CopyLimits {
             max_file_bytes: spec.config.limits.max_file_bytes,
             max_total_bytes: spec.config.limits.max_copy_bytes,

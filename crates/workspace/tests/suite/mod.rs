@@ -1,6 +1,7 @@
 //! Fixtures and helpers shared by the integration tests: sample sources, tree listings, and git run on
 //! *test-owned* repositories with an isolated environment (never the developer's config).
 
+mod bundle;
 mod checkpoint;
 mod confine;
 mod copy_limits;

@@ -2,15 +2,16 @@
 //! the bundled BILL-412 example (scripted model, default sandbox), run by the server's own worker
 //! to awaiting approval, the server restarted, a stale SHA and another tenant refused with nothing
 //! applied, the right SHA approved and the change applied to the folder, the event stream
-//! complete, a rollback putting the folder back. An upload and a git URL under the intake policy.
+//! complete, a rollback putting the folder back, the change fetched from its git bundle. An upload
+//! and a git URL under the intake policy.
 //! And the settings it refuses.
 
 use std::time::{Duration, Instant};
 
-use plumb_test_support::tree_digest;
+use plumb_test_support::{git, tree_digest};
 use serde_json::json;
 
-use super::{Serve, call, free_port, runtime, settled, tar_bytes, upload};
+use super::{Serve, call, fetch_bundle, free_port, runtime, settled, tar_bytes, upload};
 use crate::suite::common::{Fixture, plumb};
 
 #[test]
@@ -78,6 +79,26 @@ fn a_task_started_over_http_runs_to_approval_survives_a_restart_and_is_approved_
     let sha = diff["sha256"].as_str().unwrap().to_owned();
     assert_eq!(task["diff_sha256"], sha.as_str());
     assert!(diff["patch"].as_str().unwrap().contains("compute_gst"));
+
+    // The change as a git bundle: one commit on plumb/<id> whose parent is the folder's HEAD, and
+    // which the diff takes back to that HEAD.
+    let clones = tempfile::tempdir().unwrap();
+    let clone = clones.path().join("clone");
+    let source = fixture.repo_path().display().to_string();
+    git(clones.path(), &["clone", "-q", &source, "clone"]);
+    fetch_bundle(&rt, &task_url, &token, &clone);
+    let branch = format!("plumb/{id}");
+    assert_eq!(
+        git(&clone, &["rev-parse", &format!("{branch}^")]),
+        git(&clone, &["rev-parse", "HEAD"])
+    );
+    git(&clone, &["checkout", "-q", &branch]);
+    let patch = clones.path().join("task.patch");
+    std::fs::write(&patch, diff["patch"].as_str().unwrap()).unwrap();
+    git(
+        &clone,
+        &["apply", "--check", "-R", &patch.display().to_string()],
+    );
     let approve = format!("{task_url}/approve");
     let (status, refused) = rt.block_on(call(
         reqwest::Method::POST,
@@ -270,6 +291,14 @@ fn an_uploaded_archive_runs_to_approval_and_hostile_sources_are_refused_by_name(
         diff["patch"].as_str().unwrap().contains("compute_gst"),
         "{diff}"
     );
+    // An archive has no history: its bundle carries the tree the run started from as the parent.
+    let fresh = scratch.path().join("fresh");
+    std::fs::create_dir_all(&fresh).unwrap();
+    git(&fresh, &["init", "-q"]);
+    fetch_bundle(&rt, &task_url, &token, &fresh);
+    let branch = format!("plumb/{}", task_url.rsplit('/').next().unwrap());
+    let changed = git(&fresh, &["diff", &format!("{branch}^"), &branch]);
+    assert!(changed.contains("compute_gst"), "{changed}");
 
     // A git URL: its form checked now; where it leads checked by the worker, which refuses a
     // loopback address and says so in the task's reason.

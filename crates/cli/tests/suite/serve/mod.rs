@@ -235,3 +235,54 @@ pub(super) fn event_list(text: &str) -> (Vec<serde_json::Value>, Vec<i64>) {
         .collect();
     (events, started)
 }
+
+/// The task's `git bundle`, downloaded and fetched into the git repository `into` as the branch
+/// `plumb/<id>`; the file it was saved as.
+pub(super) fn fetch_bundle(
+    rt: &tokio::runtime::Runtime,
+    task_url: &str,
+    token: &str,
+    into: &Path,
+) -> PathBuf {
+    let id = task_url.rsplit('/').next().unwrap();
+    let (status, kind, bytes) = rt.block_on(async {
+        let response = reqwest::Client::new()
+            .get(format!("{task_url}/bundle"))
+            .bearer_auth(token)
+            .send()
+            .await
+            .unwrap();
+        let kind = response.headers()["content-type"]
+            .to_str()
+            .unwrap()
+            .to_owned();
+        (
+            response.status().as_u16(),
+            kind,
+            response.bytes().await.unwrap(),
+        )
+    });
+    if status != 200 {
+        // The worker says in the task's events why it made none.
+        let events = read_events_until(rt, task_url, token, "awaiting_approval");
+        let warnings: Vec<&str> = events
+            .lines()
+            .filter(|line| line.contains("warning"))
+            .collect();
+        panic!("{status} {}: {warnings:?}", String::from_utf8_lossy(&bytes));
+    }
+    assert_eq!(kind, "application/x-git-bundle");
+    let file = into.with_extension("bundle");
+    std::fs::write(&file, &bytes).unwrap();
+    let branch = format!("plumb/{id}");
+    plumb_test_support::git(
+        into,
+        &[
+            "fetch",
+            "-q",
+            &file.display().to_string(),
+            &format!("{branch}:{branch}"),
+        ],
+    );
+    file
+}
