@@ -49,6 +49,8 @@ pub(crate) enum Command {
     Serve(ServeArgs),
     /// Make, list or revoke the API tokens that tenants of `plumb serve` sign in with.
     Token(TokenArgs),
+    /// A tenant's limits (tasks running at once, rounds, dollars per task) and model keys.
+    Tenant(TenantArgs),
 }
 
 #[derive(Debug, Args)]
@@ -90,6 +92,10 @@ pub(crate) struct WorkerFlags {
     /// A PEM file of certificate authorities git trusts for https clones (an internal CA).
     #[arg(long, value_name = "FILE")]
     pub git_ca_file: Option<PathBuf>,
+    /// A file holding the secret key (64 hex digits) that seals tenants' model keys; default:
+    /// the environment variable PLUMB_SECRET_KEY. Without one, tenants cannot keep keys.
+    #[arg(long, value_name = "FILE")]
+    pub secret_key_file: Option<PathBuf>,
 }
 
 impl WorkerFlags {
@@ -101,6 +107,12 @@ impl WorkerFlags {
         settings.heartbeat = lease / 12;
         settings.sweep = lease / 4;
         settings
+    }
+
+    /// The secret key that seals tenants' model keys: `--secret-key-file`, else
+    /// `PLUMB_SECRET_KEY`, else none.
+    pub(crate) fn secret_key(&self) -> Result<Option<plumb_store::SecretKey>, crate::Failure> {
+        crate::secret_key::load(self.secret_key_file.as_deref())
     }
 
     /// The clone policy: the defaults, with the operator's internal hosts and CA.
@@ -139,6 +151,53 @@ pub(crate) enum TokenAction {
     Revoke {
         /// The token's id, as `plumb token list` shows it.
         id: String,
+    },
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct TenantArgs {
+    /// The store (as for `plumb serve`).
+    #[arg(long, value_name = "URL", global = true)]
+    pub db: Option<String>,
+    #[command(subcommand)]
+    pub action: TenantAction,
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum TenantAction {
+    /// Set a tenant's limits: each one given is set, each one left out is cleared (the server's
+    /// own limits apply).
+    Limits {
+        #[arg(long)]
+        tenant: String,
+        /// Tasks preparing, running, checking or reviewing at once, over all workers.
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(i64).range(1..))]
+        max_running: Option<i64>,
+        /// Rounds per task.
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(i64).range(1..))]
+        max_rounds: Option<i64>,
+        /// Estimated dollars per task.
+        #[arg(long, value_name = "USD")]
+        max_usd: Option<f64>,
+    },
+    /// Keep a tenant's own key for a model provider, read from stdin (sealed with the secret key
+    /// of PLUMB_SECRET_KEY or --secret-key-file); `--delete` forgets it.
+    Key {
+        #[arg(long)]
+        tenant: String,
+        /// openai, anthropic or openai-compat.
+        #[arg(long)]
+        provider: String,
+        #[arg(long)]
+        delete: bool,
+        /// A file holding the secret key (64 hex digits); default: PLUMB_SECRET_KEY.
+        #[arg(long, value_name = "FILE")]
+        secret_key_file: Option<PathBuf>,
+    },
+    /// Show a tenant's limits and which providers it keeps keys for (never the keys).
+    Show {
+        #[arg(long)]
+        tenant: String,
     },
 }
 

@@ -19,12 +19,14 @@ mod progress;
 mod prune;
 mod replay;
 mod screen;
+mod secret_key;
 mod serve;
 mod serve_home;
 mod setup;
 mod store_url;
 mod task_engine;
 mod task_source;
+mod tenant;
 mod token;
 mod worker;
 
@@ -106,6 +108,7 @@ fn main() {
             Command::Worker(args) => worker::run(args, &cli.config).await,
             Command::Serve(args) => serve::run(args, &cli.config).await,
             Command::Token(args) => token::run(args).await,
+            Command::Tenant(args) => tenant::run(args).await,
         }
     });
     match result {

@@ -40,6 +40,7 @@ pub(crate) async fn run(args: ServeArgs, overrides: &[String]) -> Result<i32, Fa
         ))
     })?;
     let models = offered_models(&config.model, &args.offer_models)?;
+    let secret_key = args.worker.secret_key()?;
     let (store, url) = store_url::open(args.db.as_deref()).await?;
     let tokens = store
         .list_tokens()
@@ -98,6 +99,7 @@ pub(crate) async fn run(args: ServeArgs, overrides: &[String]) -> Result<i32, Fa
     let runner = Arc::new(EngineRunner {
         overrides: overrides.to_vec(),
         url_policy: args.worker.url_policy(),
+        secret_key: secret_key.clone(),
     });
     let mut pool = Vec::with_capacity(workers);
     for _ in 0..workers {
@@ -122,7 +124,9 @@ pub(crate) async fn run(args: ServeArgs, overrides: &[String]) -> Result<i32, Fa
     let home = Arc::new(LocalHome {
         overrides: overrides.to_vec(),
     });
-    let state = AppState::new(store.clone(), queue, settings, shutdown.clone()).with_home(home);
+    let state = AppState::new(store.clone(), queue, settings, shutdown.clone())
+        .with_home(home)
+        .with_secret_key(secret_key);
     let served = plumb_server::serve(listener, plumb_server::router(state), shutdown.clone()).await;
     // The API stopped (a signal, or the listener failed): the workers give their tasks back.
     shutdown.cancel();

@@ -64,8 +64,20 @@ pub(crate) fn connect_model(
     spec_text: &str,
     config: &Config,
 ) -> Result<Box<dyn ModelClient>, Failure> {
+    connect_model_with_keys(spec_text, config, &std::collections::BTreeMap::new())
+}
+
+/// [`connect_model`] with keys given by provider (a service tenant's own), which win over the
+/// environment.
+pub(crate) fn connect_model_with_keys(
+    spec_text: &str,
+    config: &Config,
+    keys: &std::collections::BTreeMap<String, plumb_model::http::ApiKey>,
+) -> Result<Box<dyn ModelClient>, Failure> {
     let spec = ModelSpec::parse(spec_text).map_err(|err| Failure::bad_input(err.to_string()))?;
-    plumb_model::connect(&spec, &connect_options(config, &spec)).map_err(|err| {
+    let mut options = connect_options(config, &spec);
+    options.keys.clone_from(keys);
+    plumb_model::connect(&spec, &options).map_err(|err| {
         if err.is_bad_input() {
             Failure::bad_input(err.to_string())
         } else {
@@ -132,6 +144,7 @@ pub(crate) fn connect_options(config: &Config, spec: &ModelSpec) -> ConnectOptio
                 1
             },
         },
+        keys: std::collections::BTreeMap::new(),
     }
 }
 

@@ -4,6 +4,7 @@
 //! report, the journal and a `git bundle` of the change kept as the attempt's artefacts. The run
 //! ends awaiting a person's approval of the diff's SHA-256; nothing is applied here.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use futures_util::future::BoxFuture;
@@ -12,8 +13,10 @@ use plumb_config::FlagSetting;
 use plumb_protocol::{Event, Outcome};
 use std::time::Duration;
 
+use plumb_model::http::ApiKey;
 use plumb_store::{
-    ArtefactName, AttemptEnd, Claim, RunContext, Store, TaskRunner, TaskState, retry_transient,
+    ArtefactName, AttemptEnd, Claim, RunContext, SecretKey, Store, TaskRunner, TaskState,
+    TenantLimits, retry_transient,
 };
 use plumb_workspace::intake::UrlPolicy;
 use plumb_workspace::{BundleRequest, Identity, bundle_change};
@@ -33,14 +36,17 @@ pub(crate) struct EngineRunner {
     pub overrides: Vec<String>,
     /// Which git URLs a task may name, and the clone's caps.
     pub url_policy: UrlPolicy,
+    /// Opens tenants' own model keys (none: a tenant that keeps keys cannot run here).
+    pub secret_key: Option<SecretKey>,
 }
 
 impl TaskRunner for EngineRunner {
     fn run(&self, run: RunContext) -> BoxFuture<'static, AttemptEnd> {
         let overrides = self.overrides.clone();
         let url_policy = self.url_policy.clone();
+        let secret_key = self.secret_key.clone();
         Box::pin(async move {
-            match run_task(&run, overrides, &url_policy).await {
+            match run_task(&run, overrides, &url_policy, secret_key.as_ref()).await {
                 Ok(end) => end,
                 Err(reason) => AttemptEnd {
                     state: if run.cancel.is_cancelled() {
@@ -61,6 +67,7 @@ async fn run_task(
     run: &RunContext,
     overrides: Vec<String>,
     url_policy: &UrlPolicy,
+    secret_key: Option<&SecretKey>,
 ) -> Result<AttemptEnd, String> {
     let spec: TaskRequest = serde_json::from_value(run.task.spec.clone())
         .map_err(|error| format!("the task's request is not one plumb reads: {error}"))?;
@@ -117,13 +124,20 @@ async fn run_task(
         let limits = &mut loaded.config.limits;
         limits.max_rounds = limits.max_rounds.min(rounds);
     }
+    let tenant = &run.task.tenant;
+    let limits = retry_transient(run.lease, || run.store.tenant_limits(tenant))
+        .await
+        .map_err(|error| error.to_string())?;
+    apply_tenant_limits(&mut loaded.config.limits, &limits);
     let config = loaded.config;
-    let model = setup::connect_model(&config.model, &config).map_err(|failure| failure.message)?;
+    let keys = tenant_keys(run, secret_key).await?;
+    let model = setup::connect_model_with_keys(&config.model, &config, &keys)
+        .map_err(|failure| failure.message)?;
     let reviewer = if config.review.model.trim().is_empty() {
         None
     } else {
         Some(
-            setup::connect_model(&config.review.model, &config)
+            setup::connect_model_with_keys(&config.review.model, &config, &keys)
                 .map_err(|failure| format!("review.model: {}", failure.message))?,
         )
     };
@@ -289,6 +303,54 @@ impl Drop for Fetched {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.0);
     }
+}
+
+/// A tenant's limits lower the worker's own: rounds, and dollars per task (the worker's 0 is no
+/// budget, so the tenant's is taken whole).
+fn apply_tenant_limits(limits: &mut plumb_config::Limits, tenant: &TenantLimits) {
+    if let Some(rounds) = tenant.max_rounds {
+        let rounds = u32::try_from(rounds).unwrap_or(u32::MAX);
+        limits.max_rounds = limits.max_rounds.min(rounds);
+    }
+    if let Some(usd) = tenant.max_usd {
+        limits.max_usd = if limits.max_usd > 0.0 {
+            limits.max_usd.min(usd)
+        } else {
+            usd
+        };
+    }
+}
+
+/// The tenant's own model keys, opened for this run's model clients. A tenant that keeps keys
+/// never has its tasks run on the operator's keys because this worker cannot open them.
+async fn tenant_keys(
+    run: &RunContext,
+    secret_key: Option<&SecretKey>,
+) -> Result<BTreeMap<String, ApiKey>, String> {
+    let tenant = &run.task.tenant;
+    let stored = retry_transient(run.lease, || run.store.model_keys(tenant))
+        .await
+        .map_err(|error| error.to_string())?;
+    if stored.is_empty() {
+        return Ok(BTreeMap::new());
+    }
+    let Some(secret) = secret_key else {
+        return Err(format!(
+            "tenant {tenant} keeps its own model keys, and this worker has no secret key to open \
+             them: start it with PLUMB_SECRET_KEY (or --secret-key-file) set as the server's"
+        ));
+    };
+    let mut keys = BTreeMap::new();
+    for record in stored {
+        let provider = record.provider;
+        let key = retry_transient(run.lease, || run.store.model_key(tenant, &provider, secret))
+            .await
+            .map_err(|error| error.to_string())?;
+        if let Some(key) = key {
+            keys.insert(provider, ApiKey::new(key.expose()));
+        }
+    }
+    Ok(keys)
 }
 
 /// How a run names its repository in reports and lists.

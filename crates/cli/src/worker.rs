@@ -16,6 +16,7 @@ use crate::{Failure, setup, store_url};
 pub(crate) async fn run(args: WorkerArgs, overrides: &[String]) -> Result<i32, Failure> {
     // The worker's own settings are checked now, not at its first task.
     setup::load_config(None, overrides.to_vec(), Vec::new())?;
+    let secret_key = args.worker.secret_key()?;
     let (store, url) = store_url::open(args.db.as_deref()).await?;
     let mut settings = args.worker.worker_settings(worker_id(&host_name()));
     if let Some(queue) = &args.queue {
@@ -33,6 +34,7 @@ pub(crate) async fn run(args: WorkerArgs, overrides: &[String]) -> Result<i32, F
     let runner = Arc::new(EngineRunner {
         overrides: overrides.to_vec(),
         url_policy: args.worker.url_policy(),
+        secret_key: secret_key.clone(),
     });
     run_worker(store, settings, runner, shutdown)
         .await

@@ -35,6 +35,9 @@ pub struct ConnectOptions {
     pub prices: BTreeMap<String, Price>,
     /// How the embedded model is sampled and sized; `connect` finds its file and runner.
     pub local: LocalTuning,
+    /// Keys given directly, by provider (`openai`, `anthropic`, `openai-compat`): a service
+    /// tenant's own. They win over the environment variables.
+    pub keys: BTreeMap<String, ApiKey>,
 }
 
 impl Default for ConnectOptions {
@@ -52,6 +55,7 @@ impl Default for ConnectOptions {
             max_output_tokens: 4096,
             prices: BTreeMap::new(),
             local: LocalTuning::default(),
+            keys: BTreeMap::new(),
         }
     }
 }
@@ -69,7 +73,10 @@ pub fn connect(
     match spec {
         ModelSpec::Script(path) => Ok(Box::new(ScriptModel::load(path)?)),
         ModelSpec::OpenAi(model) => {
-            let key = required_key(&options.openai, "OPENAI_API_KEY", &name)?;
+            let key = given_key(options, "openai").map_or_else(
+                || required_key(&options.openai, "OPENAI_API_KEY", &name),
+                Ok,
+            )?;
             let settings =
                 http_settings(options, &options.openai, OPENAI_URL, model, &name).with_api_key(key);
             Ok(Box::new(OpenAiClient::new(
@@ -79,7 +86,10 @@ pub fn connect(
             )?))
         }
         ModelSpec::Anthropic(model) => {
-            let key = required_key(&options.anthropic, "ANTHROPIC_API_KEY", &name)?;
+            let key = given_key(options, "anthropic").map_or_else(
+                || required_key(&options.anthropic, "ANTHROPIC_API_KEY", &name),
+                Ok,
+            )?;
             let settings = http_settings(options, &options.anthropic, ANTHROPIC_URL, model, &name)
                 .with_api_key(key);
             Ok(Box::new(AnthropicClient::new(name, settings)?))
@@ -94,7 +104,10 @@ pub fn connect(
         }
         ModelSpec::OpenAiCompat { url, model } => {
             let mut settings = http_settings(options, &Endpoint::default(), url, model, &name);
-            settings.api_key = optional_key(&options.compat)?;
+            settings.api_key = match given_key(options, "openai-compat") {
+                Some(key) => Some(key),
+                None => optional_key(&options.compat)?,
+            };
             Ok(Box::new(OpenAiClient::new(
                 name,
                 settings,
@@ -151,6 +164,10 @@ pub fn price_for(spec: &str, overrides: &BTreeMap<String, Price>) -> Option<Pric
         .get(spec)
         .copied()
         .or_else(|| catalog::lookup(spec).and_then(|info| info.price))
+}
+
+fn given_key(options: &ConnectOptions, provider: &str) -> Option<ApiKey> {
+    options.keys.get(provider).cloned()
 }
 
 fn required_key(endpoint: &Endpoint, default_var: &str, name: &str) -> Result<ApiKey, ModelError> {

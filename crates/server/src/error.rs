@@ -14,7 +14,7 @@ use utoipa::ToSchema;
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, ToSchema)]
 pub struct ErrorBody {
     /// A stable code: `bad_request`, `unauthorized`, `not_found`, `wrong_state`, `sha_mismatch`,
-    /// `too_large`, `method_not_allowed`, `unavailable`, `internal`.
+    /// `too_large`, `method_not_allowed`, `unavailable`, `keys_disabled`, `internal`.
     pub error: String,
     /// What went wrong and what to change, in a sentence.
     pub message: String,
@@ -87,6 +87,7 @@ impl From<StoreError> for ApiError {
             }
             StoreError::StaleAttempt { .. }
             | StoreError::Held { .. }
+            | StoreError::TenantBusy { .. }
             | StoreError::Migrate(_)
             | StoreError::Corrupt { .. }
             | StoreError::System(_) => {

@@ -14,6 +14,7 @@ mod openapi;
 mod settings;
 mod spec;
 mod tasks;
+mod tenant;
 mod views;
 
 use std::sync::Arc;
@@ -23,8 +24,8 @@ use axum::Router;
 use axum::extract::{DefaultBodyLimit, State};
 use axum::http::{StatusCode, header};
 use axum::response::IntoResponse;
-use axum::routing::{get, post};
-use plumb_store::{JobQueue, Store};
+use axum::routing::{get, post, put};
+use plumb_store::{JobQueue, SecretKey, Store};
 use tokio_util::sync::CancellationToken;
 
 pub use error::{ApiError, ErrorBody};
@@ -40,6 +41,8 @@ pub struct AppState {
     inner: Arc<Inner>,
     /// How an approved change reaches a repository on this machine; none: approval only decides.
     home: Option<Arc<dyn BringHome>>,
+    /// Seals tenants' model keys; none: tenants cannot keep keys here.
+    secret_key: Option<SecretKey>,
 }
 
 struct Inner {
@@ -66,7 +69,18 @@ impl AppState {
                 shutdown,
             }),
             home: None,
+            secret_key: None,
         }
+    }
+
+    /// This state, keeping tenants' model keys sealed under `secret_key`.
+    pub fn with_secret_key(mut self, secret_key: Option<SecretKey>) -> AppState {
+        self.secret_key = secret_key;
+        self
+    }
+
+    pub(crate) fn secret_key(&self) -> Option<&SecretKey> {
+        self.secret_key.as_ref()
     }
 
     /// This state, bringing approved changes of server-path tasks home through `home`.
@@ -119,6 +133,11 @@ pub fn router(state: AppState) -> Router {
         .route("/api/tasks/{id}/reject", post(tasks::reject))
         .route("/api/tasks/{id}/cancel", post(tasks::cancel))
         .route("/api/tasks/{id}/rollback", post(tasks::rollback))
+        .route("/api/tenant", get(tenant::get_tenant))
+        .route(
+            "/api/tenant/keys/{provider}",
+            put(tenant::put_key).delete(tenant::delete_key),
+        )
         .layer(DefaultBodyLimit::max(MAX_JSON_BODY));
     let uploads = Router::new()
         .route("/api/uploads", post(artefacts::upload))

@@ -5,7 +5,7 @@
 use utoipa::openapi::security::{Http, HttpAuthScheme, SecurityScheme};
 use utoipa::{Modify, OpenApi};
 
-use crate::{artefacts, error, events, settings, spec, tasks, views};
+use crate::{artefacts, error, events, settings, spec, tasks, tenant, views};
 
 /// The bearer-token scheme every endpoint but the capabilities and this document uses.
 struct BearerToken;
@@ -43,6 +43,9 @@ impl Modify for BearerToken {
         tasks::cancel,
         tasks::rollback,
         artefacts::upload,
+        tenant::get_tenant,
+        tenant::put_key,
+        tenant::delete_key,
     ),
     components(schemas(
         error::ErrorBody,
@@ -56,6 +59,9 @@ impl Modify for BearerToken {
         views::UploadView,
         views::ApproveBody,
         views::StateName,
+        tenant::TenantView,
+        tenant::KeyBody,
+        tenant::ProviderName,
     )),
     modifiers(&BearerToken)
 )]

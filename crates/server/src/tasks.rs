@@ -33,7 +33,12 @@ pub async fn create_task(
     Tenant(tenant): Tenant,
     ApiJson(request): ApiJson<TaskRequest>,
 ) -> ApiResult<impl IntoResponse> {
-    let request = request.checked(state.settings())?;
+    let mut request = request.checked(state.settings())?;
+    // The tenant's own round limit lowers the server's (the worker applies it again).
+    if let Some(limit) = state.store().tenant_limits(&tenant).await?.max_rounds {
+        let limit = u32::try_from(limit).unwrap_or(u32::MAX);
+        request.max_rounds = Some(request.max_rounds.map_or(limit, |rounds| rounds.min(limit)));
+    }
     if let RepoSource::Upload { id } = &request.repo {
         match state.store().upload(&tenant, id).await {
             Ok(_) => {}

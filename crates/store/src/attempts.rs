@@ -12,6 +12,42 @@ use crate::rows::{append_event, state_event};
 use crate::state::TaskState;
 use crate::{Store, now_ms};
 
+/// Refuses (`TenantBusy`) a new attempt on a task of `$tenant` while the tenant's other tasks
+/// running reach its `max_running`. The limit's row is updated (to itself) first: on PostgreSQL
+/// that locks it, so two workers claiming the same tenant's tasks at once count one after the
+/// other (SQLite's write transactions already run one at a time).
+macro_rules! check_running_limit {
+    ($tx:ident, $tenant:expr, $id:expr) => {{
+        let limit = sqlx::query(
+            "UPDATE tenant_limits SET updated_ms = updated_ms WHERE tenant = $1 \
+             RETURNING max_running",
+        )
+        .bind($tenant)
+        .fetch_optional(&mut *$tx)
+        .await?;
+        let limit: Option<i64> = match limit {
+            Some(row) => row.try_get("max_running")?,
+            None => None,
+        };
+        if let Some(limit) = limit {
+            let running: i64 = sqlx::query_scalar(
+                "SELECT COUNT(*) FROM tasks WHERE tenant = $1 AND id <> $2 \
+                 AND state IN ('preparing', 'running', 'checking', 'reviewing')",
+            )
+            .bind($tenant)
+            .bind($id)
+            .fetch_one(&mut *$tx)
+            .await?;
+            if running >= limit {
+                return Err(StoreError::TenantBusy {
+                    tenant: $tenant.to_owned(),
+                    running,
+                });
+            }
+        }
+    }};
+}
+
 fn lease_ms(lease: Duration) -> i64 {
     i64::try_from(lease.as_millis()).unwrap_or(i64::MAX)
 }
@@ -29,7 +65,7 @@ impl Store {
             let mut tx = pool.begin_write().await?;
             let row = sqlx::query(
                 "UPDATE tasks SET updated_ms = updated_ms WHERE id = $1 \
-                 RETURNING state, attempt, max_attempts, cancel_requested_ms",
+                 RETURNING tenant, state, attempt, max_attempts, cancel_requested_ms",
             )
             .bind(id)
             .fetch_optional(&mut *tx)
@@ -100,6 +136,8 @@ impl Store {
                 tx.commit().await?;
                 (None, Some(end))
             } else {
+                let tenant: String = row.try_get("tenant")?;
+                check_running_limit!(tx, &tenant, id);
                 let number = attempt + 1;
                 sqlx::query("UPDATE tasks SET state = $2, attempt = $3, updated_ms = $4 WHERE id = $1")
                     .bind(id)
@@ -367,7 +405,7 @@ impl Store {
             let mut tx = pool.begin_write().await?;
             let row = sqlx::query(
                 "UPDATE tasks SET updated_ms = updated_ms WHERE id = $1 \
-                 RETURNING state, attempt, max_attempts, cancel_requested_ms",
+                 RETURNING tenant, state, attempt, max_attempts, cancel_requested_ms",
             )
             .bind(id)
             .fetch_one(&mut *tx)

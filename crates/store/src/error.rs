@@ -36,6 +36,9 @@ pub enum StoreError {
         worker: String,
         age_ms: i64,
     },
+    /// The tenant already has as many tasks running as its limit allows: the task waits.
+    #[error("tenant {tenant} has {running} tasks running, its limit")]
+    TenantBusy { tenant: String, running: i64 },
     /// The store's URL or file cannot be used.
     #[error("database {url}: {message}")]
     BadUrl { url: String, message: String },

@@ -14,7 +14,10 @@
 //!   orphan); one whose heartbeat is older than the lease is retried on a fresh attempt up to the
 //!   task's limit, then failed with the reason.
 //! - A tenant sees only its own tasks and uploads; another tenant's id reads as unknown.
-//! - An API token is kept as its secret's SHA-256 only.
+//! - An API token is kept as its secret's SHA-256 only; a tenant's model key only sealed under
+//!   the operator's secret key, which the database never holds.
+//! - A tenant's tasks running at once stay within its limit: the claim counts them under a lock
+//!   of the tenant's row.
 
 mod artefacts;
 mod attempts;
@@ -25,8 +28,10 @@ mod queue;
 mod records;
 mod retry;
 mod rows;
+mod secrets;
 mod state;
 mod tasks;
+mod tenants;
 mod tokens;
 mod uploads;
 mod worker;
@@ -41,8 +46,10 @@ pub use records::{
     Signals, TaskFilter, TaskPage, TaskRecord,
 };
 pub use retry::retry_transient;
+pub use secrets::{MODEL_KEY_PROVIDERS, ModelKey, SecretKey, check_model_key, check_provider};
 pub use state::TaskState;
 pub use tasks::Decision;
+pub use tenants::{ModelKeyRecord, TenantLimits};
 pub use tokens::{TOKEN_PREFIX, TokenRecord, check_tenant};
 pub use uploads::UploadRecord;
 pub use worker::{RunContext, TaskRunner, WorkerSettings, run_worker, worker_id};

@@ -73,6 +73,9 @@ pub fn worker_id(host: &str) -> String {
     format!("{host}-{}-{:08x}", std::process::id(), fastrand::u32(..))
 }
 
+/// How long a worker waits before it puts back a task whose tenant is at its limit.
+const TENANT_BUSY_PAUSE: Duration = Duration::from_secs(2);
+
 struct Worker {
     store: Store,
     queue: JobQueue,
@@ -157,6 +160,15 @@ impl Worker {
                 StoreError::Held { .. } | StoreError::WrongState { .. } | StoreError::NotFound(_),
             ) => {
                 return Ok(());
+            }
+            // The tenant is at its limit of tasks running: the task goes back on the queue after
+            // a pause (a few seconds, so a worker with nothing else to do does not spin on it).
+            Err(StoreError::TenantBusy { .. }) => {
+                tokio::select! {
+                    () = self.shutdown.cancelled() => {}
+                    () = tokio::time::sleep(TENANT_BUSY_PAUSE) => {}
+                }
+                return self.queue.clone().push(id).await;
             }
             Err(error) => return Err(error),
         };

@@ -113,7 +113,8 @@ fn anthropic_body(turn: &ScriptTurn, round: usize) -> Vec<u8> {
     body.into_bytes()
 }
 
-fn openai_responses() -> Vec<MockResponse> {
+/// BILL-412's script as OpenAI streams, one per round (8).
+pub(super) fn openai_responses() -> Vec<MockResponse> {
     script()
         .iter()
         .enumerate()

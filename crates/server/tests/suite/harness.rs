@@ -49,6 +49,11 @@ pub fn settings(server_paths: bool) -> ServerSettings {
 }
 
 pub async fn start(server_paths: bool) -> Server {
+    start_with(server_paths, None).await
+}
+
+/// [`start`] keeping tenants' model keys sealed under `secret_key`.
+pub async fn start_with(server_paths: bool, secret_key: Option<plumb_store::SecretKey>) -> Server {
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open_sqlite(&dir.path().join("plumb.db"))
         .await
@@ -64,7 +69,8 @@ pub async fn start(server_paths: bool) -> Server {
         queue,
         settings(server_paths),
         shutdown.clone(),
-    );
+    )
+    .with_secret_key(secret_key);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let base = format!("http://{}", listener.local_addr().unwrap());
     tokio::spawn(plumb_server::serve(
@@ -161,6 +167,30 @@ impl Server {
         };
         self.store.finish(&claim, &end).await.unwrap();
         sha
+    }
+
+    /// `method` with a JSON body (or none); the status and the body (`null` when empty).
+    pub async fn send(
+        &self,
+        method: reqwest::Method,
+        token: &str,
+        path: &str,
+        body: Option<&serde_json::Value>,
+    ) -> (u16, serde_json::Value) {
+        let mut request = self
+            .client
+            .request(method, self.url(path))
+            .bearer_auth(token);
+        if let Some(body) = body {
+            request = request.json(body);
+        }
+        let response = request.send().await.unwrap();
+        let status = response.status().as_u16();
+        let text = response.text().await.unwrap();
+        if text.is_empty() {
+            return (status, serde_json::Value::Null);
+        }
+        (status, serde_json::from_str(&text).unwrap())
     }
 
     pub async fn claim(&self, id: &str) -> Claim {

@@ -2,3 +2,4 @@ mod api;
 mod events;
 mod harness;
 mod openapi;
+mod tenant;

@@ -3,4 +3,5 @@ mod backends;
 mod events;
 mod queue;
 mod tasks;
+mod tenants;
 mod tokens;

@@ -1,8 +1,10 @@
 //! `plumb serve` as a process, driven over HTTP: `api.rs` the API end to end, `recovery.rs` a
-//! server killed mid-run, `fleet.rs` `plumb worker`s on PostgreSQL killed and cut off.
+//! server killed mid-run, `fleet.rs` `plumb worker`s on PostgreSQL killed and cut off,
+//! `keys.rs` a tenant's own model key and limits.
 
 mod api;
 mod fleet;
+mod keys;
 mod pg;
 mod recovery;
 
@@ -38,8 +40,20 @@ impl Serve {
 
     /// [`Serve::start`] with more flags for `plumb serve`.
     pub fn start_with(fixture: &Fixture, db: &str, port: u16, extra: &[&str]) -> Serve {
+        Serve::start_env(fixture, db, port, extra, &[])
+    }
+
+    /// [`Serve::start_with`] with environment variables set for the server.
+    pub fn start_env(
+        fixture: &Fixture,
+        db: &str,
+        port: u16,
+        extra: &[&str],
+        env: &[(&str, &str)],
+    ) -> Serve {
         let script = billing_example().join("bill-412.script.jsonl");
         let child = plumb_command(fixture.home.path())
+            .envs(env.iter().copied())
             .args(["-c", &format!("model=script:{}", script.display())])
             .args(["serve", "--db", db, "--allow-server-paths"])
             .args(if extra.contains(&"--workers") {
