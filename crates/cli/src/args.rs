@@ -386,9 +386,17 @@ pub(crate) struct EvalRunArgs {
     /// Attempts per task, for pass@k and pass^k.
     #[arg(short = 'k', value_name = "N", default_value_t = 1)]
     pub k: u32,
-    /// Attempts run at the same time, each with its own sandbox.
+    /// Attempts run at the same time, each with its own sandbox. With --db: the workers this
+    /// process runs beside the queue's other workers (0: none, only `plumb worker`s).
     #[arg(long, value_name = "N", default_value_t = 1)]
     pub jobs: usize,
+    /// Put the attempts on the job queue of this store (postgres://… for several machines) for
+    /// `plumb worker`s to run; the task set's repositories must be at the same paths there.
+    #[arg(long, value_name = "URL")]
+    pub db: Option<String>,
+    /// The job queue (with --db; default that of `plumb serve` and `plumb worker`).
+    #[arg(long, value_name = "NAME", requires = "db")]
+    pub queue: Option<String>,
     /// Only the tasks whose instance_id matches this regular expression.
     #[arg(long, value_name = "REGEX")]
     pub filter: Option<String>,
@@ -408,8 +416,8 @@ pub(crate) struct EvalRunArgs {
     /// Keep each attempt's workspace and scoring tree (removed once scored by default).
     #[arg(long)]
     pub keep_trees: bool,
-    /// Where the agent's commands run.
-    #[arg(long, value_enum)]
+    /// Where the agent's commands run (with --db each worker's own `sandbox` setting applies).
+    #[arg(long, value_enum, conflicts_with = "db")]
     pub sandbox: Option<SandboxArg>,
     /// Round limit per attempt (default 30, at most 100).
     #[arg(long, value_name = "N")]

@@ -94,6 +94,7 @@ async fn run_set(args: EvalRunArgs, overrides: &[String]) -> Result<i32, Failure
         flags,
         // One package cache for the whole eval: what one task's setup fetched, the next finds.
         toolcache: out.join(".toolcache"),
+        max_rounds: None,
     });
     // A model that cannot connect at all (a missing key, a local model not installed) is the
     // user's to fix before any task runs.
@@ -105,7 +106,12 @@ async fn run_set(args: EvalRunArgs, overrides: &[String]) -> Result<i32, Failure
         tasks,
         model,
         k: args.k.max(1),
-        jobs: args.jobs.max(1),
+        // On the queue, the workers of this process (0: only other machines').
+        jobs: if args.db.is_some() {
+            args.jobs
+        } else {
+            args.jobs.max(1)
+        },
         out: out.clone(),
         retry_errors: args.retry_errors,
         keep_trees: args.keep_trees,
@@ -114,9 +120,20 @@ async fn run_set(args: EvalRunArgs, overrides: &[String]) -> Result<i32, Failure
     cancel_on_ctrl_c(cancel.clone());
     let progress = Arc::new(eval_progress::Bar::new());
     say!("plumb eval: {} → {}", tasks_file.display(), out.display());
-    let outcome = runner::run(plan, engine, progress.clone(), cancel)
-        .await
-        .map_err(Failure::infra)?;
+    let outcome = match &args.db {
+        Some(db) => {
+            let choice = crate::eval_queue::QueueChoice {
+                db: db.clone(),
+                queue: args.queue.clone(),
+                max_rounds: args.max_rounds,
+                overrides: overrides.to_vec(),
+            };
+            crate::eval_queue::run(plan, choice, progress.clone(), cancel).await?
+        }
+        None => runner::run(plan, engine, progress.clone(), cancel)
+            .await
+            .map_err(Failure::infra)?,
+    };
     progress.finish();
     let meta = SummaryMeta {
         tasks_file: tasks_file.display().to_string(),
@@ -211,17 +228,26 @@ fn flag_settings(args: &EvalRunArgs, model: &str) -> Vec<FlagSetting> {
     flags
 }
 
-/// The CLI's settings, model clients and sandboxes, for each task.
-struct CliEngine {
-    overrides: Vec<String>,
-    flags: Vec<FlagSetting>,
-    toolcache: PathBuf,
+/// The CLI's settings, model clients and sandboxes, for each task (of `plumb eval`, or of an
+/// eval's attempt a worker took from the queue).
+pub(crate) struct CliEngine {
+    pub overrides: Vec<String>,
+    pub flags: Vec<FlagSetting>,
+    pub toolcache: PathBuf,
+    /// A round limit that may only lower the settings' (an eval's, on a worker).
+    pub max_rounds: Option<u32>,
 }
 
 impl Engine for CliEngine {
     fn settings(&self, tree: &Path) -> Result<(Config, Provenance), String> {
         setup::load_config(Some(tree), self.overrides.clone(), self.flags.clone())
-            .map(|loaded| (loaded.config, loaded.provenance))
+            .map(|mut loaded| {
+                if let Some(rounds) = self.max_rounds {
+                    let limits = &mut loaded.config.limits;
+                    limits.max_rounds = limits.max_rounds.min(rounds);
+                }
+                (loaded.config, loaded.provenance)
+            })
             .map_err(|failure| failure.message)
     }
 

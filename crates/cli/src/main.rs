@@ -11,6 +11,8 @@ mod doctor;
 mod eval;
 mod eval_import;
 mod eval_progress;
+mod eval_queue;
+mod eval_task;
 mod fix;
 mod home;
 mod launch;

@@ -46,6 +46,9 @@ impl TaskRunner for EngineRunner {
         let url_policy = self.url_policy.clone();
         let secret_key = self.secret_key.clone();
         Box::pin(async move {
+            if plumb_eval::runner::QueuedAttempt::is_one(&run.task.spec) {
+                return crate::eval_task::run(&run, overrides).await;
+            }
             match run_task(&run, overrides, &url_policy, secret_key.as_ref()).await {
                 Ok(end) => end,
                 Err(reason) => AttemptEnd {

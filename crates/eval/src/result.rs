@@ -58,6 +58,43 @@ pub struct AttemptResult {
     pub run_dir: String,
 }
 
+impl AttemptResult {
+    /// An attempt of `instance_id` with `model` that has not run yet: every count zero, no
+    /// patch, no score, [`AttemptStatus::Finished`]. The runner fills it in as the attempt goes.
+    pub fn empty(
+        instance_id: &str,
+        attempt: u32,
+        language: Option<String>,
+        model: String,
+    ) -> AttemptResult {
+        AttemptResult {
+            v: RESULT_VERSION,
+            instance_id: instance_id.to_owned(),
+            attempt,
+            language,
+            model,
+            status: AttemptStatus::Finished,
+            outcome: None,
+            reason: String::new(),
+            patch: String::new(),
+            patch_sha256: String::new(),
+            score: None,
+            unverified_score: None,
+            rounds: 0,
+            usage: Usage::default(),
+            timings: None,
+            wall_ms: 0,
+            run_ms: 0,
+            score_ms: 0,
+            flags: Vec::new(),
+            flag_kinds: Vec::new(),
+            reviews: Vec::new(),
+            journal: String::new(),
+            run_dir: String::new(),
+        }
+    }
+}
+
 /// Whether the attempt produced a result that counts.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "status", rename_all = "snake_case")]

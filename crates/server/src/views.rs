@@ -24,6 +24,7 @@ pub enum StateName {
     Failed,
     Cancelled,
     RolledBack,
+    Scored,
 }
 
 impl From<TaskState> for StateName {
@@ -40,6 +41,7 @@ impl From<TaskState> for StateName {
             TaskState::Failed => StateName::Failed,
             TaskState::Cancelled => StateName::Cancelled,
             TaskState::RolledBack => StateName::RolledBack,
+            TaskState::Scored => StateName::Scored,
         }
     }
 }
@@ -58,6 +60,7 @@ impl From<StateName> for TaskState {
             StateName::Failed => TaskState::Failed,
             StateName::Cancelled => TaskState::Cancelled,
             StateName::RolledBack => TaskState::RolledBack,
+            StateName::Scored => TaskState::Scored,
         }
     }
 }

@@ -218,12 +218,12 @@ impl Store {
         self.move_claimed(claim, to, None, None, None).await
     }
 
-    /// Ends the claimed attempt: `awaiting_approval` with the diff's SHA-256, or `failed` or
-    /// `cancelled`, with the engine's outcome and reason.
+    /// Ends the claimed attempt: `awaiting_approval` with the diff's SHA-256, or `failed`,
+    /// `cancelled` or (an eval's attempt) `scored`, with the engine's outcome and reason.
     pub async fn finish(&self, claim: &Claim, end: &AttemptEnd) -> Result<()> {
         let allowed = match end.state {
             TaskState::AwaitingApproval => end.diff_sha256.is_some(),
-            TaskState::Failed | TaskState::Cancelled => true,
+            TaskState::Failed | TaskState::Cancelled | TaskState::Scored => true,
             _ => false,
         };
         if !allowed {

@@ -4,7 +4,8 @@
 //! with failed and cancelled reachable from every live state, a live task back to queued when the
 //! worker holding it died (a retry on a fresh workspace), and rolled back from awaiting approval
 //! (the change discarded) or approved (an applied change undone). Approval is a state of the stored
-//! task, not a waiting thread, so a task waiting for a person survives any restart.
+//! task, not a waiting thread, so a task waiting for a person survives any restart. An attempt of
+//! an eval on the queue ends `scored` from any live state: it never waits for a person.
 
 use serde::{Deserialize, Serialize};
 
@@ -34,11 +35,13 @@ pub enum TaskState {
     Cancelled,
     /// The change was discarded, or an applied change undone.
     RolledBack,
+    /// An eval's attempt ran and was scored; its result is the attempt's report.
+    Scored,
 }
 
 impl TaskState {
     /// Every state, in the order of a run.
-    pub const ALL: [TaskState; 11] = [
+    pub const ALL: [TaskState; 12] = [
         TaskState::Queued,
         TaskState::Preparing,
         TaskState::Running,
@@ -50,6 +53,7 @@ impl TaskState {
         TaskState::Failed,
         TaskState::Cancelled,
         TaskState::RolledBack,
+        TaskState::Scored,
     ];
 
     /// The name stored in the database and shown by the API.
@@ -66,6 +70,7 @@ impl TaskState {
             TaskState::Failed => "failed",
             TaskState::Cancelled => "cancelled",
             TaskState::RolledBack => "rolled_back",
+            TaskState::Scored => "scored",
         }
     }
 
@@ -88,7 +93,11 @@ impl TaskState {
     pub fn is_final(self) -> bool {
         matches!(
             self,
-            TaskState::Rejected | TaskState::Failed | TaskState::Cancelled | TaskState::RolledBack
+            TaskState::Rejected
+                | TaskState::Failed
+                | TaskState::Cancelled
+                | TaskState::RolledBack
+                | TaskState::Scored
         )
     }
 
@@ -105,7 +114,7 @@ impl TaskState {
             (Running, Checking) | (Checking, Running) | (Checking, Reviewing) => true,
             (Reviewing, Running) => true,
             (Checking | Reviewing, AwaitingApproval) => true,
-            (from, Failed | Cancelled) if from.is_live() => true,
+            (from, Failed | Cancelled | Scored) if from.is_live() => true,
             (AwaitingApproval, Approved | Rejected | Cancelled | RolledBack) => true,
             (Approved, RolledBack) => true,
             _ => false,

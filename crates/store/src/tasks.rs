@@ -85,6 +85,22 @@ impl Store {
         })
     }
 
+    /// The tenant's newest task titled `title` (an eval's attempt is found again this way when the
+    /// eval resumes).
+    pub async fn task_titled(&self, tenant: &str, title: &str) -> Result<Option<TaskRecord>> {
+        on_pool!(self, pool => {
+            let sql = sqlx::AssertSqlSafe(format!(
+                "SELECT {TASK_COLUMNS} FROM tasks WHERE tenant = $1 AND title = $2 \
+                 ORDER BY created_ms DESC, id DESC LIMIT 1"
+            ));
+            let row = sqlx::query(sql).bind(tenant).bind(title).fetch_optional(pool).await?;
+            match row {
+                Some(row) => Ok(Some(task_record!(row))),
+                None => Ok(None),
+            }
+        })
+    }
+
     /// A page of the tenant's tasks, newest first, in one state if the filter names one.
     pub async fn list_tasks(&self, tenant: &str, filter: &TaskFilter) -> Result<TaskPage> {
         let limit = match filter.limit {

@@ -8,7 +8,7 @@ use std::time::Instant;
 
 use plumb_agent::{RunError, RunSpec, new_run_id};
 use plumb_model::{ModelClient, ScriptModel};
-use plumb_protocol::{FinalReport, Outcome, Usage};
+use plumb_protocol::{FinalReport, Outcome};
 use plumb_verify::TestCommand;
 use tokio_util::sync::CancellationToken;
 
@@ -35,12 +35,12 @@ pub(super) struct Shared {
 }
 
 /// `TASK_DIR/attempt-N`.
-pub(super) fn attempt_dir(task_dir: &Path, attempt: u32) -> PathBuf {
+pub fn attempt_dir(task_dir: &Path, attempt: u32) -> PathBuf {
     task_dir.join(format!("attempt-{attempt}"))
 }
 
 /// The result an earlier eval left, if it is whole and of this version.
-pub(super) fn read_result(dir: &Path) -> Option<AttemptResult> {
+pub(crate) fn read_result(dir: &Path) -> Option<AttemptResult> {
     let text = std::fs::read_to_string(dir.join(RESULT_FILE)).ok()?;
     serde_json::from_str::<AttemptResult>(&text)
         .ok()
@@ -75,31 +75,12 @@ pub(super) async fn run(
 ) -> Option<AttemptResult> {
     let started = Instant::now();
     let dir = attempt_dir(task_dir, attempt);
-    let mut result = AttemptResult {
-        v: RESULT_VERSION,
-        instance_id: task.instance_id.clone(),
+    let mut result = AttemptResult::empty(
+        &task.instance_id,
         attempt,
-        language: task.language.clone(),
-        model: shared.model.label(),
-        status: AttemptStatus::Finished,
-        outcome: None,
-        reason: String::new(),
-        patch: String::new(),
-        patch_sha256: String::new(),
-        score: None,
-        unverified_score: None,
-        rounds: 0,
-        usage: Usage::default(),
-        timings: None,
-        wall_ms: 0,
-        run_ms: 0,
-        score_ms: 0,
-        flags: Vec::new(),
-        flag_kinds: Vec::new(),
-        reviews: Vec::new(),
-        journal: String::new(),
-        run_dir: String::new(),
-    };
+        task.language.clone(),
+        shared.model.label(),
+    );
     let ended = match fresh_dir(&dir) {
         Ok(()) => steps(shared, task, &dir, tree_lock, cancel, &mut result).await,
         Err(message) => Err(Stop::Infra(message)),
@@ -370,7 +351,7 @@ fn take_report(result: &mut AttemptResult, report: &FinalReport) {
 }
 
 /// `result.json`, written to a temporary name and renamed, so a half-written one never exists.
-fn write_result(dir: &Path, result: &AttemptResult) -> Result<(), String> {
+pub(super) fn write_result(dir: &Path, result: &AttemptResult) -> Result<(), String> {
     let text = serde_json::to_string_pretty(result)
         .map_err(|err| format!("could not write the result as JSON: {err}"))?;
     let partial = dir.join("result.json.partial");

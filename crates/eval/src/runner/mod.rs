@@ -7,6 +7,7 @@
 //! own ([`Engine`]: settings, model clients, sandboxes) and shows progress ([`Progress`]).
 
 mod attempt;
+mod queued;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -19,9 +20,11 @@ use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 
 use crate::result::{AttemptResult, AttemptStatus};
+
 use crate::task::Task;
 
-pub use attempt::RESULT_FILE;
+pub use attempt::{RESULT_FILE, attempt_dir};
+pub use queued::{QUEUED_ATTEMPT_KIND, QueuedAttempt, run_attempt};
 
 /// What the front end provides.
 pub trait Engine: Send + Sync {
@@ -203,6 +206,21 @@ pub async fn run(
     Ok(outcome)
 }
 
-fn is_infra(result: &AttemptResult) -> bool {
+/// The result an earlier eval left for attempt `attempt` in `task_dir`, if it is whole and of this
+/// version.
+pub fn finished_result(task_dir: &Path, attempt: u32) -> Option<AttemptResult> {
+    attempt::read_result(&attempt::attempt_dir(task_dir, attempt))
+}
+
+/// Writes `result` as the attempt's `result.json` under `task_dir` (an attempt run elsewhere).
+pub fn keep_result(task_dir: &Path, result: &AttemptResult) -> Result<(), String> {
+    let dir = attempt::attempt_dir(task_dir, result.attempt);
+    std::fs::create_dir_all(&dir)
+        .map_err(|err| format!("could not create {}: {err}", dir.display()))?;
+    attempt::write_result(&dir, result)
+}
+
+/// Whether the attempt ended with an infrastructure error (run again with `retry_errors`).
+pub fn is_infra(result: &AttemptResult) -> bool {
     matches!(result.status, AttemptStatus::InfraError { .. })
 }

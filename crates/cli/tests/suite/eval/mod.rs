@@ -4,6 +4,7 @@
 //! attempt, summary.json, report.html).
 
 mod examples;
+mod queue;
 mod runner;
 mod swebench;
 

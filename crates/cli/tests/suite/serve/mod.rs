@@ -5,7 +5,7 @@
 mod api;
 mod fleet;
 mod keys;
-mod pg;
+pub(crate) mod pg;
 mod recovery;
 
 use std::path::{Path, PathBuf};

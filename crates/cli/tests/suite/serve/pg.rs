@@ -7,7 +7,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-pub(super) struct Postgres {
+pub(crate) struct Postgres {
     dir: tempfile::TempDir,
     bin: PathBuf,
     port: u16,

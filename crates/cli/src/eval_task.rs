@@ -1,0 +1,111 @@
+//! An eval's attempt taken from the job queue (`plumb eval --db`): run and scored on this worker
+//! exactly as `plumb eval` runs one attempt on its own machine, under the worker's settings and
+//! sandbox; the attempt's result (`result.json`) and patch are stored as the attempt's artefacts
+//! and the task ends `scored`. The task set's repositories must be at the same paths here as
+//! where the eval was started (a shared folder), as a task names them by path.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use plumb_config::FlagSetting;
+use plumb_eval::runner::{ModelChoice, QueuedAttempt, run_attempt};
+use plumb_store::{ArtefactName, AttemptEnd, RunContext, TaskState, retry_transient};
+
+use crate::eval::CliEngine;
+use crate::setup;
+
+/// Runs the queued attempt of `run`; how it ended.
+pub(crate) async fn run(run: &RunContext, overrides: Vec<String>) -> AttemptEnd {
+    match run_queued(run, overrides).await {
+        Ok(end) => end,
+        Err(reason) => AttemptEnd {
+            state: if run.cancel.is_cancelled() {
+                TaskState::Cancelled
+            } else {
+                TaskState::Failed
+            },
+            outcome: "bad_input".to_owned(),
+            reason: Some(reason),
+            diff_sha256: None,
+        },
+    }
+}
+
+async fn run_queued(run: &RunContext, overrides: Vec<String>) -> Result<AttemptEnd, String> {
+    let queued: QueuedAttempt = serde_json::from_value(run.task.spec.clone())
+        .map_err(|error| format!("the eval's attempt is not one plumb reads: {error}"))?;
+    let model = ModelChoice::parse(&queued.model);
+    let mut flags = Vec::new();
+    if let ModelChoice::Spec(spec) = &model {
+        flags.push(FlagSetting::text("model", "model", spec));
+    }
+    let worker_config = setup::load_config(None, overrides.clone(), flags.clone())
+        .map_err(|failure| failure.message)?
+        .config;
+    let runs_dir = setup::runs_dir(&worker_config).map_err(|failure| failure.message)?;
+    // Beside the runs: one folder per eval, one per worker process in it, so two processes on one
+    // machine never share a task's starting tree.
+    let work = runs_dir
+        .parent()
+        .map_or_else(|| runs_dir.join("eval"), |state| state.join("eval-work"));
+    let eval_dir = work
+        .join(plumb_eval::task::folder_name(&queued.eval))
+        .join(format!("p{}", std::process::id()));
+    let engine = Arc::new(CliEngine {
+        overrides,
+        flags,
+        toolcache: work.join(".toolcache"),
+        max_rounds: queued.max_rounds,
+    });
+    retry_transient(run.lease, || {
+        run.store.advance(&run.claim, TaskState::Running)
+    })
+    .await
+    .map_err(|error| error.to_string())?;
+    let task_dir: PathBuf = eval_dir.join(queued.task.folder_name());
+    let result = run_attempt(
+        model,
+        eval_dir.join(".setup-cache"),
+        engine,
+        &queued.task,
+        queued.attempt,
+        &task_dir,
+        &run.cancel,
+    )
+    .await;
+    let Some(result) = result else {
+        return Ok(AttemptEnd {
+            state: TaskState::Cancelled,
+            outcome: "cancelled".to_owned(),
+            reason: Some("the attempt was cancelled before it was scored".to_owned()),
+            diff_sha256: None,
+        });
+    };
+    let json = serde_json::to_vec_pretty(&result).map_err(|error| error.to_string())?;
+    retry_transient(run.lease, || {
+        run.store
+            .put_artefact(&run.claim, ArtefactName::Report, &json)
+    })
+    .await
+    .map_err(|error| format!("the attempt's result could not be stored: {error}"))?;
+    if !result.patch.is_empty() {
+        let patch = result.patch.as_bytes();
+        let _ = retry_transient(run.lease, || {
+            run.store
+                .put_artefact(&run.claim, ArtefactName::Patch, patch)
+        })
+        .await;
+    }
+    let outcome = match &result.status {
+        plumb_eval::AttemptStatus::Finished if result.resolved() => "resolved",
+        plumb_eval::AttemptStatus::Finished => "unresolved",
+        plumb_eval::AttemptStatus::BadTask { .. } => "bad_task",
+        plumb_eval::AttemptStatus::InfraError { .. } => "infra_error",
+    };
+    Ok(AttemptEnd {
+        state: TaskState::Scored,
+        outcome: outcome.to_owned(),
+        reason: (!result.reason.is_empty()).then(|| result.reason.clone()),
+        diff_sha256: None,
+    })
+}

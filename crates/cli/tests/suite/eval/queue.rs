@@ -1,0 +1,95 @@
+//! `plumb eval --db`: the repository's task set (a Python and a Rust part of it) through a
+//! PostgreSQL job queue run by two `plumb worker` processes resolves and verifies the same tasks
+//! as the same eval on one machine, and run again it resumes with nothing left to do.
+
+use std::process::{Child, Stdio};
+
+use pretty_assertions::assert_eq;
+
+use super::{eval, example_set, ids, results};
+use crate::suite::common::{plumb_command, stderr};
+use crate::suite::serve::pg::Postgres;
+
+/// Two tasks of each language and kind of project.
+const FILTER: &str = "^(shelf-coupon-case|text-slug-dashes|tally-bytes-unit|tally-csv-quotes)$";
+
+fn worker(home: &std::path::Path, db: &str) -> Child {
+    plumb_command(home)
+        .args(["worker", "--db", db])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap()
+}
+
+fn stop(worker: Child) {
+    let term = std::process::Command::new("kill")
+        .args(["-TERM", &worker.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(term.success());
+    let output = worker.wait_with_output().unwrap();
+    assert_eq!(output.status.code(), Some(0));
+}
+
+#[test]
+fn an_eval_through_the_queue_with_two_workers_resolves_what_one_machine_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let tasks = example_set(dir.path());
+    let tasks = tasks.to_str().unwrap();
+    let local_out = dir.path().join("local");
+    let local = eval(
+        home.path(),
+        &[
+            tasks, "--model", "oracle", "--jobs", "2", "--filter", FILTER,
+        ]
+        .into_iter()
+        .chain(["--out", local_out.to_str().unwrap()])
+        .collect::<Vec<_>>(),
+    );
+    assert_eq!(local.status.code(), Some(0), "{}", stderr(&local));
+
+    let pg = Postgres::start();
+    let db = pg.url();
+    let workers = [worker(home.path(), &db), worker(home.path(), &db)];
+    let queued_out = dir.path().join("queued");
+    let args = [
+        tasks,
+        "--model",
+        "oracle",
+        "--db",
+        &db,
+        "--jobs",
+        "0",
+        "--filter",
+        FILTER,
+        "--out",
+        queued_out.to_str().unwrap(),
+    ];
+    let queued = eval(home.path(), &args);
+    assert_eq!(queued.status.code(), Some(0), "{}", stderr(&queued));
+    let (local, queued_results) = (results(&local_out), results(&queued_out));
+    assert_eq!(
+        (
+            ids(&queued_results, |_| true),
+            ids(&queued_results, |r| r.resolved()),
+            ids(&queued_results, |r| r.verified()),
+        ),
+        (
+            ids(&local, |_| true),
+            ids(&local, |r| r.resolved()),
+            ids(&local, |r| r.verified()),
+        )
+    );
+    assert_eq!(ids(&queued_results, |r| r.resolved()).len(), 4);
+    assert!(queued_out.join("report.html").is_file());
+
+    // The same command again: every attempt has its result, nothing goes on the queue.
+    let again = eval(home.path(), &args);
+    assert_eq!(again.status.code(), Some(0), "{}", stderr(&again));
+    assert_eq!(results(&queued_out), queued_results);
+    for worker in workers {
+        stop(worker);
+    }
+}
