@@ -2,12 +2,13 @@
 //! worker`s on several machines run them, and `--jobs N` local workers in this process beside
 //! them (0: only other workers). Each attempt is a stored task of the tenant `eval`, titled by the
 //! eval (its output folder), the task and the attempt; its result comes back as the task's report
-//! and is written into `--out` as a local attempt's would be, so the reports are the same. Run the
-//! same command again and it resumes: attempts with a result in `--out` are skipped, attempts
-//! already in the store are waited for rather than queued twice.
+//! and is written into `--out` as a local attempt's would be, so the reports are the same. Each
+//! task's starting tree is made here once and stored packed beside its attempts, so a worker needs
+//! nothing of this machine. Run the same command again and it resumes: attempts with a result in
+//! `--out` are skipped, attempts already in the store are waited for rather than queued twice.
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -26,6 +27,10 @@ use crate::{Failure, store_url};
 const EVAL_TENANT: &str = "eval";
 /// How often the store is read for attempts that ended.
 const POLL: Duration = Duration::from_millis(500);
+/// A task's starting tree may hold this much (as a local eval allows).
+const MAX_TREE_BYTES: u64 = 2 * 1024 * 1024 * 1024;
+/// The most a packed tree may take in the store.
+const MAX_PACKED_BYTES: u64 = 512 * 1024 * 1024;
 
 /// How the eval reaches the queue.
 pub(crate) struct QueueChoice {
@@ -66,9 +71,12 @@ pub(crate) async fn run(
     let model = plan.model.label();
     let mut outcome = Outcome::default();
     let mut pending: BTreeMap<String, Pending> = BTreeMap::new();
+    let mut trees: Vec<String> = Vec::new();
     for task in plan.tasks {
         let task = Arc::new(task);
         let task_dir = plan.out.join(task.folder_name());
+        // Packed and stored once per task, when one of its attempts goes on the queue.
+        let mut tree: Option<String> = None;
         for attempt in 1..=plan.k.max(1) {
             match runner::finished_result(&task_dir, attempt) {
                 Some(done) if !(plan.retry_errors && runner::is_infra(&done)) => {
@@ -78,22 +86,27 @@ pub(crate) async fn run(
                 }
                 _ => {}
             }
-            let queued = QueuedAttempt {
+            let mut queued = QueuedAttempt {
                 kind: QUEUED_ATTEMPT_KIND.to_owned(),
                 eval: eval.clone(),
                 task: (*task).clone(),
                 attempt,
                 model: model.clone(),
                 max_rounds: choice.max_rounds,
+                tree: None,
             };
-            let id = queue_attempt(
-                &store,
-                &mut queue,
-                &queue_settings,
-                &queued,
-                plan.retry_errors,
-            )
-            .await?;
+            let id = match find_attempt(&store, &queued, plan.retry_errors).await? {
+                Some(id) => id,
+                None => {
+                    if tree.is_none() {
+                        let id = store_tree(&store, &task, &plan.out).await?;
+                        trees.push(id.clone());
+                        tree = Some(id);
+                    }
+                    queued.tree.clone_from(&tree);
+                    queue_attempt(&store, &mut queue, &queue_settings, &queued).await?
+                }
+            };
             pending.insert(
                 id,
                 Pending {
@@ -120,6 +133,13 @@ pub(crate) async fn run(
     for worker in workers {
         let _ = worker.await;
     }
+    // Every attempt collected: the packed trees this run stored are no longer needed (an eval
+    // stopped early keeps them for the run that resumes it).
+    if waited.is_ok() && pending.is_empty() {
+        for id in &trees {
+            let _ = store.delete_upload(EVAL_TENANT, id).await;
+        }
+    }
     store.close().await;
     waited?;
     outcome.cancelled = cancel.is_cancelled();
@@ -135,42 +155,88 @@ fn eval_id(out: &std::path::Path) -> String {
     format!("e{}", digest.get(..16).unwrap_or(&digest))
 }
 
-/// The stored task of `queued`: the one an earlier run of this eval queued (unless it was
-/// cancelled, or failed and errors are retried), else a new one on the queue.
+/// The stored task of `queued` an earlier run of this eval queued, unless it was cancelled, or
+/// failed and errors are retried.
+async fn find_attempt(
+    store: &Store,
+    queued: &QueuedAttempt,
+    retry_errors: bool,
+) -> Result<Option<String>, Failure> {
+    let found = store
+        .task_titled(EVAL_TENANT, &queued.title())
+        .await
+        .map_err(|error| Failure::infra(error.to_string()))?;
+    Ok(found
+        .filter(|task| {
+            let again = task.state == TaskState::Cancelled
+                || (retry_errors
+                    && (task.state == TaskState::Failed
+                        || task.outcome.as_deref() == Some("infra_error")));
+            !again
+        })
+        .map(|task| task.id))
+}
+
+/// A new stored task for `queued`, on the queue.
 async fn queue_attempt(
     store: &Store,
     queue: &mut plumb_store::JobQueue,
     settings: &QueueSettings,
     queued: &QueuedAttempt,
-    retry_errors: bool,
 ) -> Result<String, Failure> {
     let infra = |error: plumb_store::StoreError| Failure::infra(error.to_string());
-    let title = queued.title();
-    if let Some(task) = store
-        .task_titled(EVAL_TENANT, &title)
-        .await
-        .map_err(infra)?
-    {
-        let again = task.state == TaskState::Cancelled
-            || (retry_errors
-                && (task.state == TaskState::Failed
-                    || task.outcome.as_deref() == Some("infra_error")));
-        if !again {
-            return Ok(task.id);
-        }
-    }
     let spec = serde_json::to_value(queued)
         .map_err(|error| Failure::infra(format!("the attempt's request: {error}")))?;
     let new = NewTask {
         tenant: EVAL_TENANT.to_owned(),
         queue: settings.name.clone(),
-        title,
+        title: queued.title(),
         spec,
         max_attempts: 2,
     };
     let task = store.create_task(&new).await.map_err(infra)?;
     queue.push(&task.id).await.map_err(infra)?;
     Ok(task.id)
+}
+
+/// The task's starting tree, made here and stored packed (an upload of the tenant `eval`); its
+/// id.
+async fn store_tree(store: &Store, task: &Task, out: &Path) -> Result<String, Failure> {
+    let scratch = out.join(".queue-trees").join(task.folder_name());
+    let packed = {
+        let (task, scratch) = (task.clone(), scratch.clone());
+        tokio::task::spawn_blocking(move || pack(&task, &scratch))
+            .await
+            .map_err(|error| Failure::infra(format!("packing a tree stopped: {error}")))?
+    };
+    let _ = std::fs::remove_dir_all(&scratch);
+    let bytes = packed?;
+    let kept = store
+        .put_upload(EVAL_TENANT, &bytes)
+        .await
+        .map_err(|error| Failure::infra(format!("storing {}'s tree: {error}", task.instance_id)))?;
+    Ok(kept.id)
+}
+
+/// The task's starting tree packed as a `.tar.gz`, its bytes.
+fn pack(task: &Task, scratch: &Path) -> Result<Vec<u8>, Failure> {
+    let tree = plumb_eval::env::starting_tree(task, scratch, MAX_TREE_BYTES)
+        .map_err(|error| Failure::bad_input(format!("{}: {error}", task.instance_id)))?;
+    let archive = scratch.join("tree.tar.gz");
+    plumb_workspace::pack_tree(&tree, &archive, MAX_TREE_BYTES)
+        .map_err(|error| Failure::bad_input(format!("{}: {error}", task.instance_id)))?;
+    let bytes = std::fs::read(&archive)
+        .map_err(|error| Failure::infra(format!("{}: {error}", archive.display())))?;
+    if bytes.len() as u64 > MAX_PACKED_BYTES {
+        return Err(Failure::bad_input(format!(
+            "{}'s starting tree packs to {} MB, more than the {} MB a task may take through the \
+             store; run that task without --db",
+            task.instance_id,
+            bytes.len() >> 20,
+            MAX_PACKED_BYTES >> 20
+        )));
+    }
+    Ok(bytes)
 }
 
 /// `jobs` workers in this process on the eval's queue.

@@ -1,8 +1,8 @@
 //! An eval's attempt taken from the job queue (`plumb eval --db`): run and scored on this worker
 //! exactly as `plumb eval` runs one attempt on its own machine, under the worker's settings and
 //! sandbox; the attempt's result (`result.json`) and patch are stored as the attempt's artefacts
-//! and the task ends `scored`. The task set's repositories must be at the same paths here as
-//! where the eval was started (a shared folder), as a task names them by path.
+//! and the task ends `scored`. The task's starting tree comes from the store (packed by the eval),
+//! so the worker needs nothing of the machine the eval was started on.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -62,12 +62,18 @@ async fn run_queued(run: &RunContext, overrides: Vec<String>) -> Result<AttemptE
     })
     .await
     .map_err(|error| error.to_string())?;
-    let task_dir: PathBuf = eval_dir.join(queued.task.folder_name());
+    let mut task = queued.task.clone();
+    let task_dir: PathBuf = eval_dir.join(task.folder_name());
+    if let Some(upload) = &queued.tree {
+        task.repo = plumb_eval::RepoSource::Archive(
+            fetch_tree(run, upload, &eval_dir.join("trees")).await?,
+        );
+    }
     let result = run_attempt(
         model,
         eval_dir.join(".setup-cache"),
         engine,
-        &queued.task,
+        &task,
         queued.attempt,
         &task_dir,
         &run.cancel,
@@ -108,4 +114,27 @@ async fn run_queued(run: &RunContext, overrides: Vec<String>) -> Result<AttemptE
         reason: (!result.reason.is_empty()).then(|| result.reason.clone()),
         diff_sha256: None,
     })
+}
+
+/// The task's packed starting tree from the store, as a file under `dir` named by its upload
+/// (kept for the other attempts of the task on this worker).
+async fn fetch_tree(
+    run: &RunContext,
+    upload: &str,
+    dir: &std::path::Path,
+) -> Result<PathBuf, String> {
+    let name = plumb_eval::task::folder_name(upload);
+    let path = dir.join(format!("{name}.tar.gz"));
+    if path.is_file() {
+        return Ok(path);
+    }
+    let (_, bytes) = retry_transient(run.lease, || run.store.upload(&run.task.tenant, upload))
+        .await
+        .map_err(|error| format!("the task's starting tree (upload {upload}): {error}"))?;
+    std::fs::create_dir_all(dir).map_err(|error| format!("{}: {error}", dir.display()))?;
+    // Written aside and renamed, so a half-written file is never taken for the tree.
+    let partial = dir.join(format!("{name}.tar.gz.partial"));
+    std::fs::write(&partial, &bytes).map_err(|error| format!("{}: {error}", partial.display()))?;
+    std::fs::rename(&partial, &path).map_err(|error| format!("{}: {error}", path.display()))?;
+    Ok(path)
 }

@@ -6,14 +6,13 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use futures_util::future::BoxFuture;
 use plumb_agent::{FinalReport, RunSpec, new_run_id};
 use plumb_config::FlagSetting;
-use plumb_protocol::{Event, Outcome};
-use std::time::Duration;
-
 use plumb_model::http::ApiKey;
+use plumb_protocol::{Event, Outcome};
 use plumb_store::{
     ArtefactName, AttemptEnd, Claim, RunContext, SecretKey, Store, TaskRunner, TaskState,
     TenantLimits, retry_transient,

@@ -168,7 +168,11 @@ impl Worker {
                     () = self.shutdown.cancelled() => {}
                     () = tokio::time::sleep(TENANT_BUSY_PAUSE) => {}
                 }
-                return self.queue.clone().push(id).await;
+                return retry_transient(lease, || {
+                    let mut queue = self.queue.clone();
+                    async move { queue.push(id).await }
+                })
+                .await;
             }
             Err(error) => return Err(error),
         };

@@ -30,6 +30,7 @@ mod run_dir;
 mod setup_snapshot;
 mod source_tree;
 mod stage;
+mod tree_archive;
 mod workspace;
 
 pub use bundle::{BundleError, BundleRequest, MadeBundle, bundle_change};
@@ -53,6 +54,7 @@ pub use setup_snapshot::{
 };
 pub use source_tree::{SourceTreeError, export_commit, unpack_archive};
 pub use stage::{KeptOut, KeptOutKind, WorkspaceLimits};
+pub use tree_archive::pack_tree;
 pub use workspace::{
     BASELINE_REF, Checkpoint, HOME_DIR, SHADOW_DIR, SOURCE_REF, WORK_DIR, Workspace,
 };

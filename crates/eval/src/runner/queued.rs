@@ -1,6 +1,7 @@
 //! An eval's attempt as a job of the service's queue: what `plumb eval --db` stores for each
 //! attempt and a worker on any machine reads back and runs with [`run_attempt`]. The worker's own
-//! settings and sandbox apply; the eval only names the model and may lower the rounds.
+//! settings and sandbox apply; the eval only names the model and may lower the rounds. The task's
+//! starting tree travels with it, packed, through the store.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -30,6 +31,11 @@ pub struct QueuedAttempt {
     /// The eval's `--max-rounds`, which may only lower the worker's limit.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_rounds: Option<u32>,
+    /// The store's upload holding the task's starting tree as a `.tar.gz` (the eval packed it),
+    /// so a worker needs nothing of the machine the eval started on; `None`: the task's own
+    /// `repo` path is read on the worker.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tree: Option<String>,
 }
 
 impl QueuedAttempt {

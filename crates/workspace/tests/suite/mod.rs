@@ -11,6 +11,7 @@ mod intake;
 mod patch;
 mod prepare;
 mod staging;
+mod tree_archive;
 
 use std::collections::BTreeMap;
 use std::fs;

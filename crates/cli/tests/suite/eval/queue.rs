@@ -1,6 +1,8 @@
 //! `plumb eval --db`: the repository's task set (a Python and a Rust part of it) through a
 //! PostgreSQL job queue run by two `plumb worker` processes resolves and verifies the same tasks
-//! as the same eval on one machine, and run again it resumes with nothing left to do.
+//! as the same eval on one machine — with the task set's repositories moved away before the
+//! workers start, so the trees can only have come through the store — and run again it resumes
+//! with nothing left to do.
 
 use std::process::{Child, Stdio};
 
@@ -20,6 +22,30 @@ fn worker(home: &std::path::Path, db: &str) -> Child {
         .stderr(Stdio::null())
         .spawn()
         .unwrap()
+}
+
+/// Waits (up to 120 s) until the store holds `count` attempts of an eval.
+fn wait_for_queued(db: &str, count: usize) {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let store = rt.block_on(plumb_store::Store::open(db)).unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    loop {
+        let page = rt
+            .block_on(store.list_tasks("eval", &plumb_store::TaskFilter::default()))
+            .unwrap();
+        if page.tasks.len() >= count {
+            return;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{} of {count} attempts queued after 120 s",
+            page.tasks.len()
+        );
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
 }
 
 fn stop(worker: Child) {
@@ -52,7 +78,6 @@ fn an_eval_through_the_queue_with_two_workers_resolves_what_one_machine_does() {
 
     let pg = Postgres::start();
     let db = pg.url();
-    let workers = [worker(home.path(), &db), worker(home.path(), &db)];
     let queued_out = dir.path().join("queued");
     let args = [
         tasks,
@@ -67,8 +92,21 @@ fn an_eval_through_the_queue_with_two_workers_resolves_what_one_machine_does() {
         "--out",
         queued_out.to_str().unwrap(),
     ];
-    let queued = eval(home.path(), &args);
+    let submitted = plumb_command(home.path())
+        .arg("eval")
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_for_queued(&db, 4);
+    let repos = dir.path().join("repos");
+    let away = dir.path().join("repos-away");
+    std::fs::rename(&repos, &away).unwrap();
+    let workers = [worker(home.path(), &db), worker(home.path(), &db)];
+    let queued = submitted.wait_with_output().unwrap();
     assert_eq!(queued.status.code(), Some(0), "{}", stderr(&queued));
+    std::fs::rename(&away, &repos).unwrap();
     let (local, queued_results) = (results(&local_out), results(&queued_out));
     assert_eq!(
         (
