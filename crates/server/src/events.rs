@@ -22,7 +22,7 @@ use utoipa::IntoParams;
 use crate::AppState;
 use crate::error::{ApiError, ApiResult, ErrorBody};
 use crate::extract::{ApiPath, ApiQuery, Tenant};
-use crate::views::EventView;
+use crate::views::{EventFrame, EventView};
 
 /// Where the stream starts.
 #[derive(Debug, Deserialize, IntoParams)]
@@ -46,7 +46,7 @@ const READ_BATCH: i64 = 200;
     ),
     security(("bearer" = [])),
     responses(
-        (status = 200, description = "Server-sent events: `id` the sequence number, `event` the kind, `data` an EventView", content_type = "text/event-stream", body = EventView),
+        (status = 200, description = "Server-sent events: `id` the sequence number, `event` the kind, `data` an EventView", content_type = "text/event-stream", body = EventFrame),
         (status = 400, description = "A bad Last-Event-ID or after", body = ErrorBody),
         (status = 401, description = "No live token", body = ErrorBody),
         (status = 404, description = "No such task for this tenant", body = ErrorBody),

@@ -56,6 +56,7 @@ impl Modify for BearerToken {
         views::TaskList,
         views::DiffView,
         views::EventView,
+        views::EventFrame,
         views::UploadView,
         views::ApproveBody,
         views::StateName,
@@ -69,9 +70,41 @@ pub struct ApiDoc;
 
 /// The document as pretty JSON, with a newline at the end (as the committed copy is).
 pub fn document() -> String {
-    let mut json = ApiDoc::openapi()
-        .to_pretty_json()
+    let mut document = serde_json::to_value(ApiDoc::openapi())
+        .unwrap_or_else(|error| serde_json::json!({ "error": error.to_string() }));
+    add_task_links(&mut document);
+    let mut json = serde_json::to_string_pretty(&document)
         .unwrap_or_else(|error| format!("{{\"error\": \"{error}\"}}"));
     json.push('\n');
     json
+}
+
+/// Links from a created task (`POST /api/tasks`, 201) to every operation on a task, its `id` from
+/// the response, so a client generator — and the fuzz run's stateful phase — can follow a real
+/// task. Written into the JSON here: utoipa's `Link` names its fields in snake case, which the
+/// OpenAPI schema does not know (`operationId`).
+fn add_task_links(document: &mut serde_json::Value) {
+    let mut links = serde_json::Map::new();
+    if let Some(paths) = document["paths"].as_object() {
+        for (path, item) in paths {
+            if !path.starts_with("/api/tasks/{id}") {
+                continue;
+            }
+            for operation in item.as_object().into_iter().flat_map(|item| item.values()) {
+                if let Some(id) = operation["operationId"].as_str() {
+                    let link = serde_json::json!({
+                        "operationId": id,
+                        "parameters": { "id": "$response.body#/id" },
+                    });
+                    links.insert(id.to_owned(), link);
+                }
+            }
+        }
+    }
+    if let Some(created) = document
+        .pointer_mut("/paths/~1api~1tasks/post/responses/201")
+        .and_then(serde_json::Value::as_object_mut)
+    {
+        created.insert("links".to_owned(), serde_json::Value::Object(links));
+    }
 }

@@ -33,6 +33,11 @@ pub enum RepoSource {
 /// A task request: the body of `POST /api/tasks`, and what a worker reads back.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
+#[schema(example = json!({
+    "repo": {"kind": "git", "url": "https://github.com/acme/billing.git", "rev": "main"},
+    "ticket": "Invoice totals are off by a cent when a discount applies",
+    "max_rounds": 8
+}))]
 pub struct TaskRequest {
     pub repo: RepoSource,
     /// The ticket's text (Markdown).

@@ -178,6 +178,18 @@ pub struct EventView {
     pub body: serde_json::Value,
 }
 
+/// One message of the event stream (`text/event-stream`), as its fields arrive.
+#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
+pub struct EventFrame {
+    /// The event's sequence number (what `Last-Event-ID` sends back).
+    pub id: String,
+    /// The event's kind (an [`EventView`]'s `kind`).
+    pub event: String,
+    /// An [`EventView`] as JSON.
+    #[schema(content_media_type = "application/json")]
+    pub data: String,
+}
+
 /// Counts each file's added and removed lines in a unified diff.
 pub fn file_changes(patch: &str) -> Vec<FileChange> {
     let mut files: Vec<FileChange> = Vec::new();
