@@ -71,7 +71,8 @@ pub(crate) async fn run(
     let model = plan.model.label();
     let mut outcome = Outcome::default();
     let mut pending: BTreeMap<String, Pending> = BTreeMap::new();
-    let mut trees: Vec<String> = Vec::new();
+    // The packed trees the attempts waited for name, removed once every one is in.
+    let mut trees: std::collections::BTreeSet<String> = std::collections::BTreeSet::new();
     for task in plan.tasks {
         let task = Arc::new(task);
         let task_dir = plan.out.join(task.folder_name());
@@ -96,11 +97,17 @@ pub(crate) async fn run(
                 tree: None,
             };
             let id = match find_attempt(&store, &queued, plan.retry_errors).await? {
-                Some(id) => id,
+                Some(found) => {
+                    // Queued by an earlier run of this eval, with the tree it stored.
+                    if let Some(tree) = found.spec["tree"].as_str() {
+                        trees.insert(tree.to_owned());
+                    }
+                    found.id
+                }
                 None => {
                     if tree.is_none() {
                         let id = store_tree(&store, &task, &plan.out).await?;
-                        trees.push(id.clone());
+                        trees.insert(id.clone());
                         tree = Some(id);
                     }
                     queued.tree.clone_from(&tree);
@@ -133,8 +140,8 @@ pub(crate) async fn run(
     for worker in workers {
         let _ = worker.await;
     }
-    // Every attempt collected: the packed trees this run stored are no longer needed (an eval
-    // stopped early keeps them for the run that resumes it).
+    // Every attempt collected: their packed trees are no longer needed (an eval stopped early
+    // keeps them for the run that resumes it).
     if waited.is_ok() && pending.is_empty() {
         for id in &trees {
             let _ = store.delete_upload(EVAL_TENANT, id).await;
@@ -161,20 +168,18 @@ async fn find_attempt(
     store: &Store,
     queued: &QueuedAttempt,
     retry_errors: bool,
-) -> Result<Option<String>, Failure> {
+) -> Result<Option<TaskRecord>, Failure> {
     let found = store
         .task_titled(EVAL_TENANT, &queued.title())
         .await
         .map_err(|error| Failure::infra(error.to_string()))?;
-    Ok(found
-        .filter(|task| {
-            let again = task.state == TaskState::Cancelled
-                || (retry_errors
-                    && (task.state == TaskState::Failed
-                        || task.outcome.as_deref() == Some("infra_error")));
-            !again
-        })
-        .map(|task| task.id))
+    Ok(found.filter(|task| {
+        let again = task.state == TaskState::Cancelled
+            || (retry_errors
+                && (task.state == TaskState::Failed
+                    || task.outcome.as_deref() == Some("infra_error")));
+        !again
+    }))
 }
 
 /// A new stored task for `queued`, on the queue.

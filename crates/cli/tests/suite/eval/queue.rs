@@ -123,6 +123,25 @@ fn an_eval_through_the_queue_with_two_workers_resolves_what_one_machine_does() {
     assert_eq!(ids(&queued_results, |r| r.resolved()).len(), 4);
     assert!(queued_out.join("report.html").is_file());
 
+    // Every attempt is in: the packed trees they named are gone from the store.
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let store = rt.block_on(plumb_store::Store::open(&db)).unwrap();
+    let page = rt
+        .block_on(store.list_tasks("eval", &plumb_store::TaskFilter::default()))
+        .unwrap();
+    assert_eq!(page.tasks.len(), 4);
+    for task in &page.tasks {
+        assert_eq!(task.state, plumb_store::TaskState::Scored);
+        let tree = task.spec["tree"].as_str().unwrap();
+        assert!(matches!(
+            rt.block_on(store.upload("eval", tree)),
+            Err(plumb_store::StoreError::UploadNotFound(_))
+        ));
+    }
+
     // The same command again: every attempt has its result, nothing goes on the queue.
     let again = eval(home.path(), &args);
     assert_eq!(again.status.code(), Some(0), "{}", stderr(&again));
