@@ -16,19 +16,9 @@ use crate::setup;
 
 /// Runs the queued attempt of `run`; how it ended.
 pub(crate) async fn run(run: &RunContext, overrides: Vec<String>) -> AttemptEnd {
-    match run_queued(run, overrides).await {
-        Ok(end) => end,
-        Err(reason) => AttemptEnd {
-            state: if run.cancel.is_cancelled() {
-                TaskState::Cancelled
-            } else {
-                TaskState::Failed
-            },
-            outcome: "bad_input".to_owned(),
-            reason: Some(reason),
-            diff_sha256: None,
-        },
-    }
+    run_queued(run, overrides)
+        .await
+        .unwrap_or_else(|reason| crate::task_engine::refused(run, reason))
 }
 
 async fn run_queued(run: &RunContext, overrides: Vec<String>) -> Result<AttemptEnd, String> {

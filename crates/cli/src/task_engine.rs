@@ -48,19 +48,9 @@ impl TaskRunner for EngineRunner {
             if plumb_eval::runner::QueuedAttempt::is_one(&run.task.spec) {
                 return crate::eval_task::run(&run, overrides).await;
             }
-            match run_task(&run, overrides, &url_policy, secret_key.as_ref()).await {
-                Ok(end) => end,
-                Err(reason) => AttemptEnd {
-                    state: if run.cancel.is_cancelled() {
-                        TaskState::Cancelled
-                    } else {
-                        TaskState::Failed
-                    },
-                    outcome: "bad_input".to_owned(),
-                    reason: Some(reason),
-                    diff_sha256: None,
-                },
-            }
+            run_task(&run, overrides, &url_policy, secret_key.as_ref())
+                .await
+                .unwrap_or_else(|reason| refused(&run, reason))
         })
     }
 }
@@ -365,6 +355,17 @@ fn repo_label(source: &RepoSource) -> String {
             rev: Some(rev),
         } => format!("{url}#{rev}"),
         RepoSource::Upload { id } => format!("upload {id}"),
+    }
+}
+
+/// How an attempt ends that could not run as asked (`reason` names what to change): failed, or
+/// cancelled when the run was being cancelled anyway.
+pub(crate) fn refused(run: &RunContext, reason: String) -> AttemptEnd {
+    AttemptEnd {
+        state: ended_state(run),
+        outcome: "bad_input".to_owned(),
+        reason: Some(reason),
+        diff_sha256: None,
     }
 }
 

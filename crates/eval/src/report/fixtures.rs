@@ -2,9 +2,9 @@
 
 use std::path::Path;
 
-use plumb_protocol::{Outcome, Usage};
+use plumb_protocol::Outcome;
 
-use crate::result::{AttemptResult, AttemptStatus, RESULT_VERSION, Score};
+use crate::result::{AttemptResult, AttemptStatus, Score};
 use crate::task::folder_name;
 
 /// A finished attempt whose non-empty patch was scored.
@@ -63,31 +63,10 @@ pub(crate) fn bad(id: &str, attempt: u32) -> AttemptResult {
 }
 
 fn base(id: &str, attempt: u32) -> AttemptResult {
-    AttemptResult {
-        v: RESULT_VERSION,
-        instance_id: id.into(),
-        attempt,
-        language: None,
-        model: "scripted".into(),
-        status: AttemptStatus::Finished,
-        outcome: None,
-        reason: "the round limit was reached".into(),
-        patch: String::new(),
-        patch_sha256: String::new(),
-        score: None,
-        unverified_score: None,
-        rounds: 0,
-        usage: Usage::default(),
-        timings: None,
-        wall_ms: 0,
-        run_ms: 0,
-        score_ms: 0,
-        flags: Vec::new(),
-        flag_kinds: Vec::new(),
-        reviews: Vec::new(),
-        journal: "journal.jsonl".into(),
-        run_dir: String::new(),
-    }
+    let mut result = AttemptResult::empty(id, attempt, None, "scripted".into());
+    result.reason = "the round limit was reached".into();
+    result.journal = "journal.jsonl".into();
+    result
 }
 
 /// Writes `result` where the runner would: `OUT/<task folder>/attempt-<n>/result.json`.

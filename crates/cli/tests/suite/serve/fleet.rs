@@ -9,11 +9,11 @@ use std::process::{Child, Stdio};
 use std::time::Duration;
 
 use plumb_test_support::{billing_example, tree_digest};
-use serde_json::json;
 
 use super::pg::Postgres;
 use super::{
-    Serve, call, event_list, free_port, read_events_until, runtime, settled, task_runs, token,
+    Serve, event_list, free_port, post_bill_412, read_events_until, runtime, settled, task_runs,
+    token,
 };
 use crate::suite::common::{Fixture, plumb_command};
 
@@ -52,22 +52,6 @@ fn stop_worker(mut worker: Child, home: &Path) {
     assert!(log.contains("plumb worker: stopped"), "{log}");
 }
 
-/// Posts BILL-412 on the fixture's repository; the task's URL.
-fn post_task(
-    rt: &tokio::runtime::Runtime,
-    serve: &Serve,
-    fixture: &Fixture,
-    token: &str,
-) -> String {
-    let ticket = std::fs::read_to_string(fixture.ticket()).unwrap();
-    let path = fixture.repo_path().display().to_string();
-    let body = json!({"repo": {"kind": "path", "path": path}, "ticket": ticket});
-    let tasks = format!("{}/api/tasks", serve.base);
-    let (status, task) = rt.block_on(call(reqwest::Method::POST, &tasks, token, Some(body)));
-    assert_eq!(status, 201, "{task}");
-    format!("{tasks}/{}", task["id"].as_str().unwrap())
-}
-
 #[test]
 fn a_worker_killed_holding_a_task_on_postgres_leaves_it_to_another_worker() {
     let fixture = Fixture::billing();
@@ -79,7 +63,7 @@ fn a_worker_killed_holding_a_task_on_postgres_leaves_it_to_another_worker() {
     let rt = runtime();
     // A short lease, so the second worker takes the dead one's task within seconds.
     let first = start_worker(&fixture, &db, "3");
-    let task_url = post_task(&rt, &serve, &fixture, &token);
+    let task_url = post_bill_412(&rt, &serve, &fixture, &token, None);
 
     let seen = read_events_until(&rt, &task_url, &token, "event: run_started\n");
     assert!(!seen.contains("awaiting_approval"), "{seen}");
@@ -120,7 +104,7 @@ fn postgres_stopped_and_started_under_a_running_worker_loses_no_event_and_the_wo
     let rt = runtime();
     // A lease longer than the outage: the attempt stays the worker's while the database is away.
     let worker = start_worker(&fixture, &db, "30");
-    let task_url = post_task(&rt, &serve, &fixture, &token);
+    let task_url = post_bill_412(&rt, &serve, &fixture, &token, None);
 
     read_events_until(&rt, &task_url, &token, "event: run_started\n");
     // Away for longer than the run takes to produce its next events.
@@ -156,7 +140,7 @@ fn postgres_stopped_and_started_under_a_running_worker_loses_no_event_and_the_wo
     assert_eq!(journaled.last().map(String::as_str), Some("run_finished"));
 
     // The same worker takes the next task: it outlived the database's restart.
-    let next_url = post_task(&rt, &serve, &fixture, &token);
+    let next_url = post_bill_412(&rt, &serve, &fixture, &token, None);
     let next = settled(&rt, &next_url, &token);
     assert_eq!(
         (next["state"].as_str(), next["attempt"].as_i64()),

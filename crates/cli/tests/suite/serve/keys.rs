@@ -9,7 +9,8 @@ use reqwest::Method;
 use serde_json::json;
 
 use super::{
-    Serve, call, event_list, free_port, read_events_until, runtime, settled, task_runs, token,
+    Serve, call, event_list, free_port, post_bill_412, read_events_until, runtime, settled,
+    task_runs, token,
 };
 use crate::suite::common::Fixture;
 use crate::suite::providers::openai_responses;
@@ -17,27 +18,6 @@ use crate::suite::providers::openai_responses;
 const TENANT_KEY: &str = "sk-tenant-acme-5e1b7c2d9f";
 const OPERATOR_KEY: &str = "sk-operator-0a4e8d3c61";
 const SECRET: &str = "3c1f9e0b7a5d2c4e6f8a0b1c3d5e7f9a2b4c6d8e0f1a3b5c7d9e1f2a4b6c8d0e";
-
-/// Posts BILL-412 on the fixture's repository with `model` (the server's default when none); the
-/// task's URL.
-fn post_task(
-    rt: &tokio::runtime::Runtime,
-    serve: &Serve,
-    fixture: &Fixture,
-    token: &str,
-    model: Option<&str>,
-) -> String {
-    let ticket = std::fs::read_to_string(fixture.ticket()).unwrap();
-    let path = fixture.repo_path().display().to_string();
-    let mut body = json!({"repo": {"kind": "path", "path": path}, "ticket": ticket});
-    if let Some(model) = model {
-        body["model"] = json!(model);
-    }
-    let tasks = format!("{}/api/tasks", serve.base);
-    let (status, task) = rt.block_on(call(Method::POST, &tasks, token, Some(body)));
-    assert_eq!(status, 201, "{task}");
-    format!("{tasks}/{}", task["id"].as_str().unwrap())
-}
 
 #[test]
 fn a_tenant_s_key_goes_only_in_the_provider_s_header_and_forgotten_the_operator_s_is_used() {
@@ -73,7 +53,7 @@ fn a_tenant_s_key_goes_only_in_the_provider_s_header_and_forgotten_the_operator_
     ));
     assert_eq!(status, 200, "{kept}");
 
-    let task_url = post_task(&rt, &serve, &fixture, &token, Some("openai:gpt-4.1"));
+    let task_url = post_bill_412(&rt, &serve, &fixture, &token, Some("openai:gpt-4.1"));
     let task = settled(&rt, &task_url, &token);
     assert_eq!(task["state"], "awaiting_approval", "{task}");
     let requests = mock.requests();
@@ -114,7 +94,7 @@ fn a_tenant_s_key_goes_only_in_the_provider_s_header_and_forgotten_the_operator_
         (response.status().as_u16(), ())
     });
     assert_eq!(status, 204);
-    let next_url = post_task(&rt, &serve, &fixture, &token, Some("openai:gpt-4.1"));
+    let next_url = post_bill_412(&rt, &serve, &fixture, &token, Some("openai:gpt-4.1"));
     let next = settled(&rt, &next_url, &token);
     assert_eq!(next["state"], "awaiting_approval", "{next}");
     let requests = mock.requests();
@@ -162,8 +142,8 @@ fn a_tenant_limited_to_one_task_at_once_waits_although_workers_are_free() {
     assert_eq!(set.status.code(), Some(0), "{set:?}");
     let serve = Serve::start_with(&fixture, &db, free_port(), &["--workers", "2"]);
     let rt = runtime();
-    let first = post_task(&rt, &serve, &fixture, &token, None);
-    let second = post_task(&rt, &serve, &fixture, &token, None);
+    let first = post_bill_412(&rt, &serve, &fixture, &token, None);
+    let second = post_bill_412(&rt, &serve, &fixture, &token, None);
     let mut spans = Vec::new();
     for url in [&first, &second] {
         let task = settled(&rt, url, &token);

@@ -300,3 +300,24 @@ pub(super) fn fetch_bundle(
     );
     file
 }
+
+/// Posts BILL-412 on the fixture's repository (a path on the server), with `model` (the server's
+/// default when none); the task's URL.
+pub(super) fn post_bill_412(
+    rt: &tokio::runtime::Runtime,
+    serve: &Serve,
+    fixture: &Fixture,
+    token: &str,
+    model: Option<&str>,
+) -> String {
+    let ticket = std::fs::read_to_string(fixture.ticket()).unwrap();
+    let path = fixture.repo_path().display().to_string();
+    let mut body = serde_json::json!({"repo": {"kind": "path", "path": path}, "ticket": ticket});
+    if let Some(model) = model {
+        body["model"] = serde_json::json!(model);
+    }
+    let tasks = format!("{}/api/tasks", serve.base);
+    let (status, task) = rt.block_on(call(reqwest::Method::POST, &tasks, token, Some(body)));
+    assert_eq!(status, 201, "{task}");
+    format!("{tasks}/{}", task["id"].as_str().unwrap())
+}

@@ -77,20 +77,28 @@ impl Postgres {
         self.run("pg_ctl", &args);
     }
 
-    /// Runs one of the server's programs (as `postgres` when the tests run as root).
-    fn run(&self, program: &str, args: &[&str]) {
+    /// One of the server's programs, run as `postgres` when the tests run as root.
+    fn server_command(&self, program: &str) -> Command {
         let path = self.bin.join(program);
-        let output = if as_root() {
-            Command::new("runuser")
+        if as_root() {
+            let mut command = Command::new("runuser");
+            command
                 .args(["-u", "postgres", "--"])
-                .arg(&path)
-                .args(args)
-                .current_dir("/")
-                .output()
+                .arg(path)
+                .current_dir("/");
+            command
         } else {
-            Command::new(&path).args(args).output()
+            Command::new(path)
         }
-        .unwrap_or_else(|error| panic!("{} could not start: {error}", path.display()));
+    }
+
+    /// Runs one of the server's programs; it must succeed.
+    fn run(&self, program: &str, args: &[&str]) {
+        let output = self
+            .server_command(program)
+            .args(args)
+            .output()
+            .unwrap_or_else(|error| panic!("{program} could not start: {error}"));
         let log = std::fs::read_to_string(self.dir.path().join("server.log")).unwrap_or_default();
         assert!(
             output.status.success(),
@@ -104,18 +112,10 @@ impl Postgres {
 impl Drop for Postgres {
     fn drop(&mut self) {
         let data = self.data();
-        let path = self.bin.join("pg_ctl");
-        let args = ["-D", data.as_str(), "-m", "immediate", "stop"];
-        let _ = if as_root() {
-            Command::new("runuser")
-                .args(["-u", "postgres", "--"])
-                .arg(&path)
-                .args(args)
-                .current_dir("/")
-                .output()
-        } else {
-            Command::new(&path).args(args).output()
-        };
+        let _ = self
+            .server_command("pg_ctl")
+            .args(["-D", data.as_str(), "-m", "immediate", "stop"])
+            .output();
     }
 }
 

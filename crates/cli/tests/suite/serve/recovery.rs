@@ -3,10 +3,10 @@
 //! folder is removed, every event is kept once and in order, and the repository is untouched.
 
 use plumb_test_support::tree_digest;
-use serde_json::json;
 
 use super::{
-    Serve, call, event_list, free_port, read_events_until, runtime, settled, task_runs, token,
+    Serve, event_list, free_port, post_bill_412, read_events_until, runtime, settled, task_runs,
+    token,
 };
 use crate::suite::common::Fixture;
 
@@ -21,13 +21,7 @@ fn a_server_killed_mid_run_is_restarted_and_the_task_retried_once_on_a_fresh_wor
     let lease = ["--lease", "3"];
     let serve = Serve::start_with(&fixture, &db, port, &lease);
     let rt = runtime();
-    let ticket = std::fs::read_to_string(fixture.ticket()).unwrap();
-    let path = fixture.repo_path().display().to_string();
-    let body = json!({"repo": {"kind": "path", "path": path}, "ticket": ticket});
-    let tasks = format!("{}/api/tasks", serve.base);
-    let (status, task) = rt.block_on(call(reqwest::Method::POST, &tasks, &token, Some(body)));
-    assert_eq!(status, 201, "{task}");
-    let task_url = format!("{tasks}/{}", task["id"].as_str().unwrap());
+    let task_url = post_bill_412(&rt, &serve, &fixture, &token, None);
 
     // Wait for the run itself: its workspace is made and its first event stored.
     let seen = read_events_until(&rt, &task_url, &token, "event: run_started\n");
