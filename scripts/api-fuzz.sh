@@ -17,8 +17,10 @@ if [ ! -x "$plumb" ]; then
   echo "api-fuzz: no plumb binary at $plumb: build it (cargo build -p plumb) or give its path" >&2
   exit 2
 fi
-if ! command -v schemathesis >/dev/null 2>&1; then
-  echo "api-fuzz: schemathesis is missing: scripts/setup-test-deps.sh --tests installs it" >&2
+# schemathesis lives in a folder of its own (scripts/setup-test-deps.sh --tests puts it there).
+st_dir="${PLUMB_SCHEMATHESIS_DIR:-/opt/plumb-test-tools/schemathesis-4.32.5}"
+if [ ! -f "$st_dir/.installed" ]; then
+  echo "api-fuzz: schemathesis is missing from $st_dir: scripts/setup-test-deps.sh --tests installs it (PLUMB_SCHEMATHESIS_DIR names another folder)" >&2
   exit 2
 fi
 
@@ -47,7 +49,7 @@ status=0
 # The event stream of a real, queued task stays open by design (it follows the task); the fuzzer
 # only ever invents ids, which end at once with 404, and the stream has its own tests.
 # From the throwaway home: schemathesis keeps a cache folder where it runs.
-(cd "$home" && schemathesis --no-color run "$base/api/openapi.json" \
+(cd "$home" && PYTHONPATH="$st_dir" python3 -m schemathesis.cli --no-color run "$base/api/openapi.json" \
   --header "Authorization: Bearer $token" \
   --checks not_a_server_error,status_code_conformance,content_type_conformance,response_schema_conformance \
   --max-examples "${PLUMB_FUZZ_EXAMPLES:-100}" \

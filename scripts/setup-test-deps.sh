@@ -100,10 +100,29 @@ if [ "${1:-}" = "--tests" ]; then
     npm install --global --no-audit --no-fund --loglevel=error jest@30.5.2 >/dev/null
   fi
   # The API's fuzz run (scripts/api-fuzz.sh) generates requests from the OpenAPI document with
-  # schemathesis (pinned; from PyPI).
-  if ! have schemathesis || [ "$(schemathesis --version 2>/dev/null)" != "schemathesis, version 4.32.5" ]; then
+  # schemathesis (pinned; from PyPI), kept in a folder of its own: installed beside the system's
+  # pytest, its pytest plugins (schemathesis's, hypothesis's, anyio's) would load into every
+  # pytest the tests run, over a second each time.
+  st_dir="${PLUMB_SCHEMATHESIS_DIR:-/opt/plumb-test-tools/schemathesis-4.32.5}"
+  if [ ! -f "$st_dir/.installed" ]; then
+    rm -rf "$st_dir"
     PIP_BREAK_SYSTEM_PACKAGES=1 PIP_ROOT_USER_ACTION=ignore PIP_DISABLE_PIP_VERSION_CHECK=1 \
-      python3 -m pip install --quiet "schemathesis==4.32.5"
+      python3 -m pip install --quiet --target "$st_dir" "schemathesis==4.32.5"
+    touch "$st_dir/.installed"
+  fi
+  # Earlier versions of this script installed it into the system's Python: take it out again,
+  # with the packages only it needed (each only when nothing else requires it).
+  if python3 -m pip show schemathesis >/dev/null 2>&1; then
+    pip_quiet() {
+      PIP_BREAK_SYSTEM_PACKAGES=1 PIP_ROOT_USER_ACTION=ignore PIP_DISABLE_PIP_VERSION_CHECK=1 \
+        python3 -m pip "$@" --quiet
+    }
+    pip_quiet uninstall -y schemathesis
+    for pkg in hypothesis-graphql hypothesis-jsonschema hypothesis anyio; do
+      if python3 -m pip show "$pkg" 2>/dev/null | grep -qx 'Required-by: *'; then
+        pip_quiet uninstall -y "$pkg"
+      fi
+    done
   fi
   # plumb-store's tests: Debian's PostgreSQL cluster started (no systemd needed), with a role and a
   # database for them — postgres://plumb:plumb@127.0.0.1:5432/plumb_test, the tests' default

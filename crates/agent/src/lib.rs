@@ -25,6 +25,7 @@ mod facts;
 #[cfg(test)]
 mod fake_run;
 mod helpers;
+pub mod input;
 mod journal;
 mod journal_entry;
 mod ladder;
@@ -45,7 +46,6 @@ use plumb_protocol::Event;
 use plumb_sandbox::Sandbox;
 use plumb_verify::TestCommand;
 use tokio::sync::mpsc;
-use tokio_util::sync::CancellationToken;
 
 pub use approval::{Approval, ApprovalGate, ApprovalRequest, Decision, ask};
 
@@ -77,7 +77,8 @@ pub struct RunSpec {
     pub run_dir: PathBuf,
     /// Where the journal goes; default `run_dir/journal.jsonl`.
     pub journal_path: Option<PathBuf>,
-    pub cancel: CancellationToken,
+    /// The run's input channel: a cancel sent on its `Submitter` ends the run rolled back.
+    pub inbox: input::Inbox,
     /// Receives every event as it happens (progress displays).
     pub observer: Option<mpsc::Sender<Event>>,
     /// For replays: the base tree the journal was written against; a different tree is refused.

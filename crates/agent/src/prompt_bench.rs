@@ -20,7 +20,6 @@ use plumb_model::{ModelClient, ModelError, ModelRequest, ScriptModel, ScriptTurn
 use plumb_protocol::{Event, ModelReply, PromptSize, SandboxKind, ToolCall};
 use plumb_sandbox::NoSandbox;
 use serde_json::{Value, json};
-use tokio_util::sync::CancellationToken;
 
 use plumb_context::size::estimated_tokens;
 
@@ -209,7 +208,7 @@ async fn run_task() -> Measured {
         run_id: "prompt-bench".into(),
         run_dir: run_dir.clone(),
         journal_path: None,
-        cancel: CancellationToken::new(),
+        inbox: crate::input::channel().1,
         observer: None,
         expect_base_tree: None,
         fail_to_pass: Vec::new(),

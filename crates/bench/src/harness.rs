@@ -19,7 +19,6 @@ use plumb_model::ScriptModel;
 use plumb_protocol::{Event, FinalReport, Outcome, SandboxKind};
 use plumb_sandbox::NoSandbox;
 use tokio::runtime::Runtime;
-use tokio_util::sync::CancellationToken;
 
 use crate::measure::Samples;
 
@@ -125,6 +124,8 @@ fn run_once(case: &Case, home: &Path, rt: &Runtime) -> Result<(FinalReport, u64)
         sandbox: SandboxKind::None,
         ..Config::default()
     };
+    // The run's input channel starts its router on the runtime.
+    let _runtime = rt.enter();
     let spec = RunSpec {
         repo_label: case.repo.display().to_string(),
         repo: case.repo.clone(),
@@ -137,7 +138,7 @@ fn run_once(case: &Case, home: &Path, rt: &Runtime) -> Result<(FinalReport, u64)
         run_id,
         run_dir,
         journal_path: None,
-        cancel: CancellationToken::new(),
+        inbox: plumb_agent::input::channel().1,
         observer: None,
         expect_base_tree: None,
         fail_to_pass: Vec::new(),

@@ -12,21 +12,27 @@
 use std::io::IsTerminal;
 
 use async_trait::async_trait;
+use plumb_agent::input::{Inbox, Op, Submitter};
 use plumb_agent::{ApprovalGate, ApprovalRequest, Decision};
 use plumb_protocol::{CheckStatus, ReviewVerdict};
 
 use crate::diff_view;
 use crate::screen::{self, Colour, Shown, Stream, say};
 
-/// The terminal gate. Writes to stderr and reads a line from stdin.
+/// The terminal gate. Writes to stderr; the line read from stdin becomes a decision sent on the
+/// run's input channel, where a Ctrl-C arrives as a cancel: the answer is whichever comes first.
 pub(crate) struct TerminalGate {
     color: bool,
+    submitter: Submitter,
+    inbox: Inbox,
 }
 
 impl TerminalGate {
-    pub(crate) fn new() -> Self {
+    pub(crate) fn new(submitter: Submitter, inbox: Inbox) -> Self {
         Self {
             color: Stream::Err.colour(),
+            submitter,
+            inbox,
         }
     }
 
@@ -53,33 +59,45 @@ impl ApprovalGate for TerminalGate {
             let mut line = String::new();
             std::io::stdin().read_line(&mut line).map(|n| (n, line))
         });
-        let answer = tokio::select! {
-            answer = line => answer,
-            _ = tokio::signal::ctrl_c() => {
-                say!();
-                return Decision::Reject { reason: "cancelled with Ctrl-C".to_string() };
-            }
-        };
-        match answer {
-            Ok(Ok((0, _))) => {
-                say!();
-                Decision::Reject {
-                    reason: "no answer (the input ended)".to_string(),
-                }
-            }
-            Ok(Ok((_, line))) if line.trim().eq_ignore_ascii_case("yes") => Decision::Approve {
-                sha256: request.patch_sha256.clone(),
-            },
-            Ok(Ok((_, line))) => Decision::Reject {
-                reason: format!("the answer was {:?}, not yes", line.trim()),
-            },
-            Ok(Err(err)) => Decision::Reject {
-                reason: format!("the answer could not be read: {err}"),
-            },
-            Err(err) => Decision::Reject {
-                reason: format!("the answer could not be read: {err}"),
-            },
+        let shown = request.patch_sha256.clone();
+        let submitter = self.submitter.clone();
+        // The reader outlives a cancelled question only until the process ends.
+        tokio::spawn(async move {
+            submitter.submit(Op::Decide(answered(line.await, shown)));
+        });
+        let decision = self.inbox.decide(request).await;
+        if matches!(decision, Decision::Reject { .. }) && self.inbox.is_cancelled() {
+            say!();
         }
+        decision
+    }
+}
+
+/// The decision a line read from the terminal stands for: only `yes` approves, naming the
+/// SHA-256 that was shown.
+fn answered(
+    answer: Result<std::io::Result<(usize, String)>, tokio::task::JoinError>,
+    shown: String,
+) -> Decision {
+    match answer {
+        Ok(Ok((0, _))) => {
+            say!();
+            Decision::Reject {
+                reason: "no answer (the input ended)".to_string(),
+            }
+        }
+        Ok(Ok((_, line))) if line.trim().eq_ignore_ascii_case("yes") => {
+            Decision::Approve { sha256: shown }
+        }
+        Ok(Ok((_, line))) => Decision::Reject {
+            reason: format!("the answer was {:?}, not yes", line.trim()),
+        },
+        Ok(Err(err)) => Decision::Reject {
+            reason: format!("the answer could not be read: {err}"),
+        },
+        Err(err) => Decision::Reject {
+            reason: format!("the answer could not be read: {err}"),
+        },
     }
 }
 

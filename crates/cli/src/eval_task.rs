@@ -66,7 +66,7 @@ async fn run_queued(run: &RunContext, overrides: Vec<String>) -> Result<AttemptE
         &task,
         queued.attempt,
         &task_dir,
-        &run.cancel,
+        &run.stop.token(),
     )
     .await;
     let Some(result) = result else {

@@ -5,6 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use plumb_agent::ApprovalRequest;
+use plumb_agent::input::{Inbox, Submitter};
 use plumb_config::FlagSetting;
 use plumb_protocol::{CheckStatus, FinalReport, SandboxKind, Usage, thousands};
 
@@ -56,7 +57,10 @@ pub(crate) async fn run(args: FixArgs, overrides: &[String]) -> Result<i32, Fail
         expect_base_tree: None,
         fail_to_pass: args.fail_to_pass.clone(),
     };
-    let report = launch::run(task, loaded.config, loaded.provenance).await?;
+    // One input channel for the run and, after it, the approval question: Ctrl-C cancels
+    // the one or answers no to the other.
+    let inputs = plumb_agent::input::channel();
+    let report = launch::run(task, loaded.config, loaded.provenance, &inputs).await?;
     let unwritten = match &args.out {
         Some(out) if !report.patch.is_empty() => write_patch(out, &report.patch).err(),
         _ => None,
@@ -68,7 +72,7 @@ pub(crate) async fn run(args: FixArgs, overrides: &[String]) -> Result<i32, Fail
     print_report_with(&report, args.json, show_patch);
     if verified && !args.json {
         if asking {
-            approve_and_apply(&report, &approval, args.branch.as_deref()).await;
+            approve_and_apply(&report, &approval, args.branch.as_deref(), inputs).await;
         } else {
             say!(
                 "not applied: plumb brings a change home only when a person approves it, and no terminal is here to ask; to apply it: plumb apply {} --sha {}",
@@ -89,6 +93,7 @@ async fn approve_and_apply(
     report: &FinalReport,
     limits: &plumb_config::Approval,
     branch: Option<&str>,
+    (submitter, inbox): (Submitter, Inbox),
 ) {
     let run_dir = Path::new(&report.workspace);
     let destination = match branch {
@@ -110,7 +115,7 @@ async fn approve_and_apply(
         report.run_id,
         report.patch_sha256
     );
-    match plumb_agent::ask(&TerminalGate::new(), &request, limits).await {
+    match plumb_agent::ask(&TerminalGate::new(submitter, inbox), &request, limits).await {
         Ok(approval) => match home::bring_home(run_dir, report, approval.sha256(), branch) {
             Ok(done) => say!("{done}"),
             Err(failure) => say!("not applied: {}", failure.message),

@@ -4,12 +4,12 @@
 
 use std::path::PathBuf;
 
+use plumb_agent::input::{Inbox, Submitter};
 use plumb_agent::{FinalReport, RunSpec, new_run_id};
 use plumb_config::Config;
 use plumb_model::ModelClient;
 use plumb_protocol::Provenance;
 use plumb_verify::TestCommand;
-use tokio_util::sync::CancellationToken;
 
 use crate::screen::say;
 use crate::{Failure, progress, prune, setup};
@@ -30,11 +30,13 @@ pub(crate) struct Task {
 }
 
 /// Runs `task` under `config` (whose settings came from where `settings` says) with live
-/// progress on stderr.
+/// progress on stderr. Ctrl-C sends a cancel on `inputs`, whose reading end the run gets (and,
+/// after it, the approval question, so a Ctrl-C there keeps the change out).
 pub(crate) async fn run(
     task: Task,
     config: Config,
     settings: Provenance,
+    inputs: &(Submitter, Inbox),
 ) -> Result<FinalReport, Failure> {
     let reviewer = match task.reviewer {
         Some(reviewer) => Some(reviewer),
@@ -60,8 +62,7 @@ pub(crate) async fn run(
     let keep = config.runs.clone();
     let sandbox =
         setup::build_sandbox(&config, run_dir.join("sandbox"), run_dir.join("toolcache"))?;
-    let cancel = CancellationToken::new();
-    progress::cancel_on_ctrl_c(cancel.clone());
+    progress::cancel_on_ctrl_c(inputs.0.clone());
     let (observer, printer) = progress::start();
     let spec = RunSpec {
         repo_label: task.repo_label,
@@ -75,7 +76,7 @@ pub(crate) async fn run(
         run_id: run_id.clone(),
         run_dir,
         journal_path: task.journal_path,
-        cancel,
+        inbox: inputs.1.clone(),
         observer: Some(observer),
         expect_base_tree: task.expect_base_tree,
         fail_to_pass: task.fail_to_pass,

@@ -5,11 +5,11 @@
 
 use std::collections::HashMap;
 
+use plumb_agent::input::{CancelReason, Submitter};
 use plumb_protocol::{CheckStatus, Event};
 use serde_json::Value;
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
-use tokio_util::sync::CancellationToken;
 
 use crate::screen::{indented, one_line, say};
 
@@ -51,13 +51,15 @@ pub(crate) fn start() -> (mpsc::Sender<Event>, JoinHandle<()>) {
     (tx, task)
 }
 
-/// The first Ctrl-C cancels the run cleanly (rollback, report, journal); a second one is the
-/// terminal's default.
-pub(crate) fn cancel_on_ctrl_c(cancel: CancellationToken) {
+/// The first Ctrl-C cancels the run cleanly (rollback, report, journal) or, once it has ended,
+/// answers the approval question with no; a second one is the terminal's default.
+pub(crate) fn cancel_on_ctrl_c(inputs: Submitter) {
     tokio::spawn(async move {
         if tokio::signal::ctrl_c().await.is_ok() {
-            say!("plumb: cancelling (rolling back; press Ctrl-C again to stop at once)");
-            cancel.cancel();
+            say!(
+                "plumb: cancelling (nothing reaches your files; press Ctrl-C again to stop at once)"
+            );
+            inputs.cancel(CancelReason::Interrupted);
             if tokio::signal::ctrl_c().await.is_ok() {
                 std::process::exit(130);
             }

@@ -75,7 +75,8 @@ pub(crate) async fn run(args: ReplayArgs, overrides: &[String]) -> Result<i32, F
         expect_base_tree: Some(plan.meta.base_tree.clone()),
         fail_to_pass: plan.meta.fail_to_pass.clone(),
     };
-    let report = launch::run(task, config, settings).await?;
+    let inputs = plumb_agent::input::channel();
+    let report = launch::run(task, config, settings, &inputs).await?;
     print_report(&report, args.json);
     if report.patch_sha256 == plan.patch_sha256 {
         say!(

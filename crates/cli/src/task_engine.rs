@@ -9,13 +9,14 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use futures_util::future::BoxFuture;
+use plumb_agent::input::{CancelReason, Inbox};
 use plumb_agent::{FinalReport, RunSpec, new_run_id};
 use plumb_config::FlagSetting;
 use plumb_model::http::ApiKey;
 use plumb_protocol::{Event, Outcome};
 use plumb_store::{
-    ArtefactName, AttemptEnd, Claim, RunContext, SecretKey, Store, TaskRunner, TaskState,
-    TenantLimits, retry_transient,
+    ArtefactName, AttemptEnd, Claim, RunContext, SecretKey, Stop, StopCause, Store, TaskRunner,
+    TaskState, TenantLimits, retry_transient,
 };
 use plumb_workspace::intake::UrlPolicy;
 use plumb_workspace::{BundleRequest, Identity, bundle_change};
@@ -155,6 +156,7 @@ async fn run_task(
         events,
     ));
     let (source, kept_run_dir) = (repo.clone(), run_dir.clone());
+    let (inbox, relay) = relay_stop(&run.stop);
     let run_spec = RunSpec {
         repo_label: repo_label(&spec.repo),
         repo,
@@ -167,7 +169,7 @@ async fn run_task(
         run_id,
         run_dir,
         journal_path: None,
-        cancel: run.cancel.child_token(),
+        inbox,
         observer: Some(observer),
         expect_base_tree: None,
         fail_to_pass: Vec::new(),
@@ -175,6 +177,7 @@ async fn run_task(
         settings: loaded.provenance,
     };
     let result = plumb_agent::run(run_spec).await;
+    relay.abort();
     // The forwarder ends when the run drops its sender: every event is stored before the end.
     let state = forward.await.unwrap_or(TaskState::Running);
     let report = match result {
@@ -369,8 +372,24 @@ pub(crate) fn refused(run: &RunContext, reason: String) -> AttemptEnd {
     }
 }
 
+/// The run's input channel, and the task that sends it a cancel when the worker stops the run,
+/// saying why (abort it once the run is over).
+fn relay_stop(stop: &Stop) -> (Inbox, tokio::task::JoinHandle<()>) {
+    let (submitter, inbox) = plumb_agent::input::channel();
+    let stop = stop.clone();
+    let relay = tokio::spawn(async move {
+        let reason = match stop.stopped().await {
+            StopCause::CancelRequested => CancelReason::Person,
+            StopCause::WorkerStopping => CancelReason::Stopping,
+            StopCause::Superseded => CancelReason::Superseded,
+        };
+        submitter.cancel(reason);
+    });
+    (inbox, relay)
+}
+
 fn ended_state(run: &RunContext) -> TaskState {
-    if run.cancel.is_cancelled() {
+    if run.stop.is_stopped() {
         TaskState::Cancelled
     } else {
         TaskState::Failed

@@ -37,18 +37,25 @@ impl Default for QueueSettings {
     }
 }
 
-/// The queue on one of the two backends.
+/// The queue, and the store that notes each push (see `jobs.rs`).
+#[derive(Clone, Debug)]
+pub struct JobQueue {
+    pub(crate) backend: Backend,
+    store: Store,
+}
+
+/// apalis's storage on one of the two backends.
 #[derive(Clone)]
-pub enum JobQueue {
+pub(crate) enum Backend {
     Sqlite(SqliteStorage<RunTask>),
     Postgres(PostgresStorage<RunTask>),
 }
 
-impl std::fmt::Debug for JobQueue {
+impl std::fmt::Debug for Backend {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            JobQueue::Sqlite(_) => f.write_str("JobQueue::Sqlite"),
-            JobQueue::Postgres(_) => f.write_str("JobQueue::Postgres"),
+            Backend::Sqlite(_) => f.write_str("Backend::Sqlite"),
+            Backend::Postgres(_) => f.write_str("Backend::Postgres"),
         }
     }
 }
@@ -72,9 +79,10 @@ impl Store {
                 .queue(&settings.name)
                 .batch_size(1)
                 .heartbeat_interval(settings.heartbeat);
-            return Ok(JobQueue::Sqlite(
-                SqliteStorage::new(&pool).with_config(config),
-            ));
+            return Ok(JobQueue {
+                backend: Backend::Sqlite(SqliteStorage::new(&pool).with_config(config)),
+                store: self.clone(),
+            });
         }
         let pool = self
             .pool
@@ -85,21 +93,25 @@ impl Store {
             .queue(&settings.name)
             .batch_size(1)
             .heartbeat_interval(settings.heartbeat);
-        Ok(JobQueue::Postgres(
-            PostgresStorage::new(&pool).with_config(config),
-        ))
+        Ok(JobQueue {
+            backend: Backend::Postgres(PostgresStorage::new(&pool).with_config(config)),
+            store: self.clone(),
+        })
     }
 }
 
 impl JobQueue {
-    /// Puts "run task `task_id`" on the queue.
+    /// Puts "run task `task_id`" on the queue, and notes the push in the task's record.
     pub async fn push(&mut self, task_id: &str) -> Result<()> {
         let job = RunTask {
             task_id: task_id.to_owned(),
         };
-        match self {
-            JobQueue::Sqlite(storage) => storage.push(job).await.map_err(queue_error),
-            JobQueue::Postgres(storage) => storage.push(job).await.map_err(queue_error),
+        match &mut self.backend {
+            Backend::Sqlite(storage) => storage.push(job).await.map_err(queue_error)?,
+            Backend::Postgres(storage) => storage.push(job).await.map_err(queue_error)?,
         }
+        // Unnoted, the push only costs the sweep one harmless second job for the task.
+        let _ = self.store.mark_pushed(task_id).await;
+        Ok(())
     }
 }

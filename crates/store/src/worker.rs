@@ -13,14 +13,15 @@ use tokio_util::sync::CancellationToken;
 
 use crate::Store;
 use crate::error::{Result, StoreError};
-use crate::queue::{JobQueue, QueueSettings, RunTask};
+use crate::queue::{Backend, JobQueue, QueueSettings, RunTask};
 use crate::records::{AttemptEnd, Claim, TaskRecord};
 use crate::retry::retry_transient;
 use crate::state::TaskState;
+use crate::stop::{Stop, StopCause};
 
 /// What runs a claimed task: the engine in `plumb serve` and `plumb worker`, a stand-in in tests.
 pub trait TaskRunner: Send + Sync + 'static {
-    /// Runs the task and says how the attempt ended. Ends soon after `run.cancel` fires, rolled
+    /// Runs the task and says how the attempt ended. Ends soon after `run.stop` fires, rolled
     /// back, with the state `cancelled` (the worker gives the task back instead when it fired
     /// because the worker is stopping).
     fn run(&self, run: RunContext) -> BoxFuture<'static, AttemptEnd>;
@@ -34,8 +35,9 @@ pub struct RunContext {
     /// For the run's events and artefacts (each names the claim).
     pub store: Store,
     /// Fires when a person asks to cancel, the worker is stopping, or the attempt is no longer
-    /// current (another worker took the task for dead): whichever it is, the run stops.
-    pub cancel: CancellationToken,
+    /// current (another worker took the task for dead): whichever it is, the run stops, and
+    /// `stop.cause()` says which.
+    pub stop: Stop,
     /// How long the attempt outlives its last heartbeat: the most a write of the run should wait
     /// for a database that is away (after that the attempt is taken for dead anyway).
     pub lease: Duration,
@@ -116,8 +118,8 @@ pub async fn run_worker(
     };
     // One job at a time: the concurrency limit also keeps the worker from taking a job it would
     // hold without running (the queue hands out a batch of one).
-    let ran = match queue {
-        JobQueue::Sqlite(storage) => {
+    let ran = match queue.backend {
+        Backend::Sqlite(storage) => {
             WorkerBuilder::new(settings.id.as_str())
                 .backend(storage)
                 .data(worker)
@@ -126,7 +128,7 @@ pub async fn run_worker(
                 .run_until(signal)
                 .await
         }
-        JobQueue::Postgres(storage) => {
+        Backend::Postgres(storage) => {
             WorkerBuilder::new(settings.id.as_str())
                 .backend(storage)
                 .data(worker)
@@ -152,6 +154,9 @@ impl Worker {
     async fn run_task(&self, id: &str) -> Result<()> {
         let settings = &self.settings;
         let lease = settings.lease;
+        // This job is spent whatever the claim says; a task left queued without one is found by
+        // the sweep (`Store::unqueued`).
+        let _ = self.store.mark_taken(id).await;
         let claim = match retry_transient(lease, || self.store.claim(id, &settings.id, lease)).await
         {
             Ok(claim) => claim,
@@ -179,7 +184,7 @@ impl Worker {
         let Some(task) = retry_transient(lease, || self.store.task_any_tenant(id)).await? else {
             return Ok(());
         };
-        let cancel = self.shutdown.child_token();
+        let stop = Stop::under(&self.shutdown);
         let ended = CancellationToken::new();
         // The heartbeat stops with this future, also when the queue drops it mid-run.
         let _stop_heartbeat = ended.clone().drop_guard();
@@ -187,14 +192,14 @@ impl Worker {
             self.store.clone(),
             claim.clone(),
             settings.heartbeat,
-            cancel.clone(),
+            stop.clone(),
             ended.clone(),
         ));
         let run = RunContext {
             task,
             claim: claim.clone(),
             store: self.store.clone(),
-            cancel,
+            stop,
             lease: settings.lease,
         };
         let end = self.runner.run(run).await;
@@ -222,13 +227,13 @@ impl Worker {
     }
 }
 
-/// The attempt's heartbeat until the run ends; fires `cancel` on a person's cancel or when the
+/// The attempt's heartbeat until the run ends; fires `stop` on a person's cancel or when the
 /// attempt is no longer current.
 async fn heartbeat(
     store: Store,
     claim: Claim,
     every: Duration,
-    cancel: CancellationToken,
+    stop: Stop,
     ended: CancellationToken,
 ) {
     loop {
@@ -237,10 +242,10 @@ async fn heartbeat(
             () = tokio::time::sleep(every) => {}
         }
         match store.heartbeat(&claim).await {
-            Ok(signals) if signals.cancel_requested => cancel.cancel(),
+            Ok(signals) if signals.cancel_requested => stop.stop(StopCause::CancelRequested),
             Ok(_) => {}
             Err(StoreError::StaleAttempt { .. }) => {
-                cancel.cancel();
+                stop.stop(StopCause::Superseded);
                 return;
             }
             // The database is away for a moment: keep trying; the lease is many beats long.
@@ -249,7 +254,8 @@ async fn heartbeat(
     }
 }
 
-/// Puts back on the queue every task whose worker died, until `shutdown`.
+/// Puts back on the queue every task whose worker died, and every queued task left with no job
+/// (a push that failed), until `shutdown`.
 async fn sweep(
     store: Store,
     mut queue: JobQueue,
@@ -268,6 +274,12 @@ async fn sweep(
             if state == TaskState::Queued {
                 let _ = queue.push(&id).await;
             }
+        }
+        let Ok(unqueued) = store.unqueued(&settings.queue.name, settings.lease).await else {
+            continue;
+        };
+        for id in unqueued {
+            let _ = queue.push(&id).await;
         }
     }
 }

@@ -39,6 +39,12 @@ impl Run {
         // The last state is staged in the first half of the finish's time; the rest keeps it.
         self.workspace
             .set_deadline(finish_by.map(|by| by.checked_sub(GRACE / 2).unwrap_or(by)));
+        // Who cancelled the run goes into the report's reason.
+        if ending.outcome == Outcome::Cancelled
+            && let Some(reason) = self.asked.inbox.cancel_reason()
+        {
+            ending.reason = format!("{} ({})", ending.reason, reason.words());
+        }
         let mut patch = (String::new(), String::new());
         let mut attempt_ref = None;
         let mut change = None;

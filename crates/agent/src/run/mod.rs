@@ -45,6 +45,7 @@ use crate::baseline::Baseline;
 use crate::emitter::Emitter;
 use crate::ending::Ending;
 use crate::facts::Briefing;
+use crate::input::Inbox;
 use crate::ladder::Ladder;
 use crate::policy::Policies;
 use crate::review::Reviewer;
@@ -60,7 +61,10 @@ struct Asked {
     config: Config,
     run_id: String,
     run_dir: PathBuf,
+    /// Cancelled with the run (`inbox.token()`), for the parts that take a token.
     cancel: CancellationToken,
+    /// The run's input channel: why it was cancelled, when it was.
+    inbox: Inbox,
     fail_to_pass: Vec<String>,
     settings: Provenance,
     setup_cache: Option<SetupCache>,

@@ -104,12 +104,13 @@ impl Run {
             (wall_clock > 0).then(|| started + std::time::Duration::from_secs(wall_clock)),
         );
         let last_checkpoint = workspace.baseline().clone();
+        let cancel = spec.inbox.token();
         let ladder = Ladder::new(tamper_policy(&spec.config)?);
         let tester = Tester::new(
             spec.sandbox,
             test_command,
             plumb_tools::sandbox_limits(&spec.config),
-            spec.cancel.clone(),
+            cancel.clone(),
             &spec.run_dir,
         );
         let keep_full = spec.config.limits.full_results_kept;
@@ -126,7 +127,8 @@ impl Run {
                 config: spec.config,
                 run_id: spec.run_id,
                 run_dir: spec.run_dir,
-                cancel: spec.cancel,
+                cancel,
+                inbox: spec.inbox,
                 fail_to_pass: spec.fail_to_pass,
                 settings: spec.settings,
                 setup_cache: spec.setup_cache,

@@ -239,10 +239,11 @@ fn ctrl_c_cancels_cleanly_rolled_back_with_a_report() {
         report.outcome,
         leftover,
         report.attempt_ref.is_some(),
+        report.reason.ends_with("(with Ctrl-C)"),
     );
     assert_eq!(
         actual,
-        (Some(1), Outcome::Cancelled, false, true),
+        (Some(1), Outcome::Cancelled, false, true, true),
         "stderr: {}",
         stderr(&output)
     );

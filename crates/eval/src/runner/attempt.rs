@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
 
+use plumb_agent::input::CancelReason;
 use plumb_agent::{RunError, RunSpec, new_run_id};
 use plumb_model::{ModelClient, ScriptModel};
 use plumb_protocol::{FinalReport, Outcome};
@@ -165,7 +166,7 @@ async fn steps(
         run_id: new_run_id(),
         run_dir: run_dir.clone(),
         journal_path: None,
-        cancel: cancel.clone(),
+        inbox: plumb_agent::input::following(cancel, CancelReason::EvalStopped).1,
         observer: None,
         expect_base_tree: None,
         // The task's FAIL_TO_PASS tests come with its test patch, which the agent never sees.

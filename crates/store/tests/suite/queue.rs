@@ -51,11 +51,11 @@ impl TaskRunner for Recorder {
             };
             tokio::select! {
                 () = wait => {}
-                () = run.cancel.cancelled() => {
+                cause = run.stop.stopped() => {
                     return AttemptEnd {
                         state: TaskState::Cancelled,
                         outcome: "cancelled".into(),
-                        reason: Some("cancelled; rolled back".into()),
+                        reason: Some(format!("cancelled ({cause:?}); rolled back")),
                         diff_sha256: None,
                     };
                 }
@@ -331,6 +331,71 @@ async fn a_worker_that_is_shut_down_gives_its_task_back(store: Store, _url: Stri
     assert_eq!(outcomes, vec![(1, Some("stopped")), (2, Some("success"))]);
 }
 
+async fn a_queued_task_left_without_a_job_is_pushed_again_by_the_sweep(store: Store, _url: String) {
+    let tenant = unique("lost-job");
+    let mut queue = store
+        .job_queue(&settings("-", &tenant).queue)
+        .await
+        .unwrap();
+    let pushed = store
+        .create_task(&new_task(&tenant, "pushed"))
+        .await
+        .unwrap();
+    queue.push(&pushed.id).await.unwrap();
+    // Created and queued, but its push never happened (as when a push fails).
+    let lost = store.create_task(&new_task(&tenant, "lost")).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    let now = Duration::ZERO;
+    assert_eq!(
+        store.unqueued(&tenant, now).await.unwrap(),
+        std::slice::from_ref(&lost.id)
+    );
+    // A job taken off the queue is spent: until a push follows, the task has none.
+    store.mark_taken(&pushed.id).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    let mut expected = vec![pushed.id.clone(), lost.id.clone()];
+    expected.sort();
+    assert_eq!(store.unqueued(&tenant, now).await.unwrap(), expected);
+    queue.push(&pushed.id).await.unwrap();
+    assert_eq!(
+        store.unqueued(&tenant, now).await.unwrap(),
+        std::slice::from_ref(&lost.id)
+    );
+    // Within the grace a push may still be on its way: nothing is pushed twice yet.
+    assert!(
+        store
+            .unqueued(&tenant, Duration::from_secs(60))
+            .await
+            .unwrap()
+            .is_empty()
+    );
+
+    // The worker's sweep pushes the lost task once its lease has passed, and both run once.
+    let log = RunLog::default();
+    let worker = start(
+        &store,
+        settings(&unique("w"), &tenant),
+        Recorder {
+            log: log.clone(),
+            duration: Some(Duration::from_millis(20)),
+        },
+    );
+    wait_until_settled(&store, &tenant, 2).await;
+    worker.0.cancel();
+    worker.1.await.unwrap();
+    let mut ran: Vec<(String, i64)> = log
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|(task, attempt, _)| (task.clone(), *attempt))
+        .collect();
+    ran.sort();
+    let mut expected = vec![(pushed.id, 1), (lost.id, 1)];
+    expected.sort();
+    assert_eq!(ran, expected);
+    assert!(store.unqueued(&tenant, now).await.unwrap().is_empty());
+}
+
 /// The queue's tables are shared by the whole PostgreSQL database (the library keeps them in a
 /// schema of its own), so these tests use the database's default schema, each with a queue and a
 /// tenant of its own, rather than a schema per test.
@@ -370,3 +435,4 @@ on_both_queues!(every_task_runs_exactly_once_with_two_workers);
 on_both_queues!(a_run_longer_than_the_queue_s_dead_worker_time_runs_once);
 on_both_queues!(a_stopped_worker_s_task_is_retried_by_another);
 on_both_queues!(a_worker_that_is_shut_down_gives_its_task_back);
+on_both_queues!(a_queued_task_left_without_a_job_is_pushed_again_by_the_sweep);

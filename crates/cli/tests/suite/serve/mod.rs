@@ -52,9 +52,31 @@ impl Serve {
         env: &[(&str, &str)],
     ) -> Serve {
         let script = billing_example().join("bill-412.script.jsonl");
+        let model = format!("model=script:{}", script.display());
+        Serve::launch(fixture, db, port, &[&model], extra, env)
+    }
+
+    /// [`Serve::start`] with settings (`-c KEY=VALUE`) of its own; a `model=` among them replaces
+    /// the bundled BILL-412 script.
+    pub fn start_settings(fixture: &Fixture, db: &str, port: u16, settings: &[&str]) -> Serve {
+        let script = billing_example().join("bill-412.script.jsonl");
+        let model = format!("model=script:{}", script.display());
+        let mut all = vec![model.as_str()];
+        all.extend_from_slice(settings);
+        Serve::launch(fixture, db, port, &all, &[], &[])
+    }
+
+    fn launch(
+        fixture: &Fixture,
+        db: &str,
+        port: u16,
+        settings: &[&str],
+        extra: &[&str],
+        env: &[(&str, &str)],
+    ) -> Serve {
         let child = plumb_command(fixture.home.path())
             .envs(env.iter().copied())
-            .args(["-c", &format!("model=script:{}", script.display())])
+            .args(settings.iter().flat_map(|setting| ["-c", setting]))
             .args(["serve", "--db", db, "--allow-server-paths"])
             .args(if extra.contains(&"--workers") {
                 &[][..]

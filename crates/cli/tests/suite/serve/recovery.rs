@@ -1,12 +1,16 @@
 //! `plumb serve` killed with SIGKILL while its worker runs a task, then started again: the task
 //! is retried once on a fresh workspace and ends waiting for approval, the dead attempt's run
 //! folder is removed, every event is kept once and in order, and the repository is untouched.
+//! And a person's cancel reaching a running attempt through the store.
 
-use plumb_test_support::tree_digest;
+use std::time::{Duration, Instant};
+
+use plumb_test_support::{Script, tree_digest};
+use serde_json::json;
 
 use super::{
-    Serve, event_list, free_port, post_bill_412, read_events_until, runtime, settled, task_runs,
-    token,
+    Serve, call, event_list, free_port, post_bill_412, read_events_until, runtime, settled,
+    task_runs, token,
 };
 use crate::suite::common::Fixture;
 
@@ -53,4 +57,56 @@ fn a_server_killed_mid_run_is_restarted_and_the_task_retried_once_on_a_fresh_wor
         before,
         "the repository changed"
     );
+}
+
+#[test]
+fn a_cancel_reaches_the_running_attempt_which_ends_rolled_back_saying_who_cancelled_it() {
+    let fixture = Fixture::billing();
+    let before = tree_digest(fixture.repo_path());
+    // Round 1 writes a file into the copy; round 2 runs a command that would take 30 s.
+    let script = fixture.script_path("slow.jsonl");
+    Script::new()
+        .tool(
+            "create_file",
+            json!({"path": "notes.txt", "content": "half done\n"}),
+        )
+        .tool("run", json!({"argv": ["sleep", "30"]}))
+        .write(&script);
+    let model = format!("model=script:{}", script.display());
+    let db = format!("sqlite:{}", fixture.home.path().join("plumb.db").display());
+    let token = token(&fixture, &db, "acme");
+    let serve = Serve::start_settings(
+        &fixture,
+        &db,
+        free_port(),
+        &[&model, "run.allowed_commands=[[\"sleep\"]]"],
+    );
+    let rt = runtime();
+    let task_url = post_bill_412(&rt, &serve, &fixture, &token, None);
+    // The `sleep` has started (its arguments are in the tool_started event).
+    read_events_until(&rt, &task_url, &token, "\"sleep\"");
+
+    let asked = Instant::now();
+    let (status, body) = rt.block_on(call(
+        reqwest::Method::POST,
+        &format!("{task_url}/cancel"),
+        &token,
+        None,
+    ));
+    assert_eq!(status, 200, "{body}");
+    let task = settled(&rt, &task_url, &token);
+    let took = asked.elapsed();
+
+    assert_eq!(task["state"], "cancelled", "{task}");
+    let reason = task["reason"].as_str().unwrap_or_default();
+    assert!(reason.ends_with("(by a person)"), "{reason}");
+    assert!(took < Duration::from_secs(20), "the cancel took {took:?}");
+    let runs = task_runs(fixture.home.path());
+    assert_eq!(runs.len(), 1, "{runs:?}");
+    let report: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(runs[0].join("report.json")).unwrap()).unwrap();
+    assert_eq!(report["outcome"], "cancelled", "{report}");
+    let (code, err) = serve.stop();
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(tree_digest(fixture.repo_path()), before);
 }
