@@ -21,6 +21,7 @@ use plumb_store::{
 use plumb_workspace::intake::UrlPolicy;
 use plumb_workspace::{BundleRequest, Identity, bundle_change};
 use tokio::sync::mpsc;
+use tokio_util::sync::{CancellationToken, DropGuard};
 
 use plumb_server::{RepoSource, TaskRequest};
 
@@ -177,7 +178,7 @@ async fn run_task(
         settings: loaded.provenance,
     };
     let result = plumb_agent::run(run_spec).await;
-    relay.abort();
+    drop(relay);
     // The forwarder ends when the run drops its sender: every event is stored before the end.
     let state = forward.await.unwrap_or(TaskState::Running);
     let report = match result {
@@ -372,20 +373,26 @@ pub(crate) fn refused(run: &RunContext, reason: String) -> AttemptEnd {
     }
 }
 
-/// The run's input channel, and the task that sends it a cancel when the worker stops the run,
-/// saying why (abort it once the run is over).
-fn relay_stop(stop: &Stop) -> (Inbox, tokio::task::JoinHandle<()>) {
+/// The run's input channel, and a task that sends it a cancel saying why when the worker stops
+/// the run; the task ends when the guard is dropped (the run is over, or its future was dropped).
+fn relay_stop(stop: &Stop) -> (Inbox, DropGuard) {
     let (submitter, inbox) = plumb_agent::input::channel();
     let stop = stop.clone();
-    let relay = tokio::spawn(async move {
-        let reason = match stop.stopped().await {
-            StopCause::CancelRequested => CancelReason::Person,
-            StopCause::WorkerStopping => CancelReason::Stopping,
-            StopCause::Superseded => CancelReason::Superseded,
-        };
-        submitter.cancel(reason);
+    let over = CancellationToken::new();
+    let guard = over.clone().drop_guard();
+    tokio::spawn(async move {
+        tokio::select! {
+            cause = stop.stopped() => {
+                submitter.cancel(match cause {
+                    StopCause::CancelRequested => CancelReason::Person,
+                    StopCause::WorkerStopping => CancelReason::Stopping,
+                    StopCause::Superseded => CancelReason::Superseded,
+                });
+            }
+            () = over.cancelled() => {}
+        }
     });
-    (inbox, relay)
+    (inbox, guard)
 }
 
 fn ended_state(run: &RunContext) -> TaskState {

@@ -4,6 +4,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use plumb_protocol::{Event, FinalReport, JournalLine};
+use plumb_test_support::Script;
+use serde_json::json;
 
 /// A fixture repository (a git repo holding a copy of examples/billing) and a private PLUMB_HOME.
 pub struct Fixture {
@@ -30,6 +32,20 @@ impl Fixture {
     /// A path for a script file inside the private home.
     pub fn script_path(&self, name: &str) -> PathBuf {
         self.home.path().join(name)
+    }
+
+    /// A script whose run is caught in a long command: round 1 writes a file into the copy,
+    /// round 2 runs `sleep 30` (allow it with `run.allowed_commands=[["sleep"]]`).
+    pub fn slow_script(&self) -> PathBuf {
+        let script = self.script_path("slow.jsonl");
+        Script::new()
+            .tool(
+                "create_file",
+                json!({"path": "notes.txt", "content": "half done\n"}),
+            )
+            .tool("run", json!({"argv": ["sleep", "30"]}))
+            .write(&script);
+        script
     }
 
     /// `plumb fix` on the fixture with a script, JSON report, no sandbox (fast; the sandbox has

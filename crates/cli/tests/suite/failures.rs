@@ -186,14 +186,7 @@ fn the_round_limit_ends_the_run() {
 #[test]
 fn ctrl_c_cancels_cleanly_rolled_back_with_a_report() {
     let fixture = Fixture::billing();
-    let script = fixture.script_path("slow.jsonl");
-    Script::new()
-        .tool(
-            "create_file",
-            json!({"path": "notes.txt", "content": "half done\n"}),
-        )
-        .tool("run", json!({"argv": ["sleep", "30"]}))
-        .write(&script);
+    let script = fixture.slow_script();
     let model = format!("script:{}", script.display());
     let repo = fixture.repo_path().display().to_string();
     let ticket = fixture.ticket().display().to_string();

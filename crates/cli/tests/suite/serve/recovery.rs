@@ -5,8 +5,7 @@
 
 use std::time::{Duration, Instant};
 
-use plumb_test_support::{Script, tree_digest};
-use serde_json::json;
+use plumb_test_support::tree_digest;
 
 use super::{
     Serve, call, event_list, free_port, post_bill_412, read_events_until, runtime, settled,
@@ -63,15 +62,7 @@ fn a_server_killed_mid_run_is_restarted_and_the_task_retried_once_on_a_fresh_wor
 fn a_cancel_reaches_the_running_attempt_which_ends_rolled_back_saying_who_cancelled_it() {
     let fixture = Fixture::billing();
     let before = tree_digest(fixture.repo_path());
-    // Round 1 writes a file into the copy; round 2 runs a command that would take 30 s.
-    let script = fixture.script_path("slow.jsonl");
-    Script::new()
-        .tool(
-            "create_file",
-            json!({"path": "notes.txt", "content": "half done\n"}),
-        )
-        .tool("run", json!({"argv": ["sleep", "30"]}))
-        .write(&script);
+    let script = fixture.slow_script();
     let model = format!("model=script:{}", script.display());
     let db = format!("sqlite:{}", fixture.home.path().join("plumb.db").display());
     let token = token(&fixture, &db, "acme");
