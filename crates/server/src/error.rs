@@ -18,6 +18,10 @@ pub struct ErrorBody {
     pub error: String,
     /// What went wrong and what to change, in a sentence.
     pub message: String,
+    /// The request's field the message is about (`ticket`, `repo.url`, `max_rounds`, …), when it
+    /// is about one: a form shows the message beside it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub field: Option<String>,
 }
 
 /// An error answered to a client.
@@ -34,6 +38,7 @@ impl ApiError {
             body: ErrorBody {
                 error: error.to_owned(),
                 message: message.into(),
+                field: None,
             },
         }
     }
@@ -41,6 +46,13 @@ impl ApiError {
     /// 400: the request names something that cannot be used.
     pub fn bad_request(message: impl Into<String>) -> ApiError {
         ApiError::new(StatusCode::BAD_REQUEST, "bad_request", message)
+    }
+
+    /// 400: the request's `field` cannot be used.
+    pub fn bad_field(field: &str, message: impl Into<String>) -> ApiError {
+        let mut error = ApiError::bad_request(message);
+        error.body.field = Some(field.to_owned());
+        error
     }
 
     /// 404: no such thing for this tenant.

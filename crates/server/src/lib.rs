@@ -1,7 +1,8 @@
 //! plumb-server: the HTTP API of `plumb serve` on axum — tasks started, listed, read, streamed as
 //! server-sent events, their diffs downloaded and decided on — over the store and the job queue
 //! of `plumb-store`. Which tenant a request acts for comes from its bearer token; another
-//! tenant's task reads as unknown (404), so ids do not leak. The workers that run the tasks are
+//! tenant's task reads as unknown (404), so ids do not leak. The web page at `/` (`web`) is a
+//! client of the same API, its files compiled in. The workers that run the tasks are
 //! not here: `plumb serve` starts them beside the API, and `plumb worker` runs them anywhere that
 //! reaches the database.
 
@@ -16,6 +17,7 @@ mod spec;
 mod tasks;
 mod tenant;
 mod views;
+mod web;
 
 use std::sync::Arc;
 
@@ -34,6 +36,7 @@ pub use openapi::{ApiDoc, document as openapi_document};
 pub use settings::{Capabilities, Intake, Limits, ModelOffer, ServerSettings};
 pub use spec::{RepoSource, TaskRequest};
 pub use views::file_changes;
+pub use web::page_weight;
 
 /// What every handler shares.
 #[derive(Clone)]
@@ -143,6 +146,7 @@ pub fn router(state: AppState) -> Router {
         .route("/api/uploads", post(artefacts::upload))
         .layer(DefaultBodyLimit::max(upload_limit));
     api.merge(uploads)
+        .merge(web::routes())
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .with_state(state)

@@ -31,7 +31,7 @@ pub enum RepoSource {
 }
 
 /// A task request: the body of `POST /api/tasks`, and what a worker reads back.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 #[schema(example = json!({
     "repo": {"kind": "git", "url": "https://github.com/acme/billing.git", "rev": "main"},
@@ -48,6 +48,10 @@ pub struct TaskRequest {
     /// At most this many rounds; more than the server allows is lowered to its limit.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_rounds: Option<u32>,
+    /// At most this many estimated dollars for the run; it may only lower the server's and the
+    /// tenant's budgets.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_usd: Option<f64>,
     /// The repository's test command (run in the sandbox); detected when absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub test_command: Option<String>,
@@ -62,16 +66,20 @@ impl TaskRequest {
     pub fn checked(mut self, settings: &ServerSettings) -> Result<TaskRequest, ApiError> {
         let ticket = self.ticket.trim();
         if ticket.is_empty() {
-            return Err(ApiError::bad_request(
+            return Err(ApiError::bad_field(
+                "ticket",
                 "ticket is empty: give the ticket's text",
             ));
         }
         if self.ticket.len() > settings.capabilities.limits.max_ticket_bytes {
-            return Err(ApiError::bad_request(format!(
-                "ticket is {} bytes; this server takes at most {}: shorten it",
-                self.ticket.len(),
-                settings.capabilities.limits.max_ticket_bytes
-            )));
+            return Err(ApiError::bad_field(
+                "ticket",
+                format!(
+                    "ticket is {} bytes; this server takes at most {}: shorten it",
+                    self.ticket.len(),
+                    settings.capabilities.limits.max_ticket_bytes
+                ),
+            ));
         }
         let model = self
             .model
@@ -89,16 +97,20 @@ impl TaskRequest {
                 .iter()
                 .map(|offered| offered.id.as_str())
                 .collect();
-            return Err(ApiError::bad_request(format!(
-                "model {model:?} is not one this server offers: use one of {}",
-                offered.join(", ")
-            )));
+            return Err(ApiError::bad_field(
+                "model",
+                format!(
+                    "model {model:?} is not one this server offers: use one of {}",
+                    offered.join(", ")
+                ),
+            ));
         }
         self.model = Some(model);
         let limit = settings.capabilities.limits.max_rounds;
         self.max_rounds = Some(match self.max_rounds {
             Some(0) => {
-                return Err(ApiError::bad_request(
+                return Err(ApiError::bad_field(
+                    "max_rounds",
                     "max_rounds is 0: give at least 1, or leave it out for the server's limit",
                 ));
             }
@@ -110,9 +122,20 @@ impl TaskRequest {
                 || command.len() > MAX_TEST_COMMAND
                 || command.contains('\0'))
         {
-            return Err(ApiError::bad_request(format!(
-                "test_command must be 1-{MAX_TEST_COMMAND} bytes of text, or left out to detect it"
-            )));
+            return Err(ApiError::bad_field(
+                "test_command",
+                format!(
+                    "test_command must be 1-{MAX_TEST_COMMAND} bytes of text, or left out to detect it"
+                ),
+            ));
+        }
+        if let Some(usd) = self.max_usd
+            && !(usd.is_finite() && usd > 0.0)
+        {
+            return Err(ApiError::bad_field(
+                "max_usd",
+                "max_usd must be a number of dollars above 0, or left out for the server's budget",
+            ));
         }
         self.repo = checked_repo(self.repo, settings)?;
         Ok(self)
@@ -124,13 +147,14 @@ fn checked_repo(repo: RepoSource, settings: &ServerSettings) -> Result<RepoSourc
     match &repo {
         RepoSource::Git { url, rev } => {
             if !intake.git {
-                return Err(ApiError::bad_request(
+                return Err(ApiError::bad_field(
+                    "repo.kind",
                     "repo.kind git is off on this server: upload an archive instead",
                 ));
             }
             // The URL's form now; the addresses it resolves to when a worker clones it.
             if let Err(err) = plumb_workspace::intake::check_url(url) {
-                return Err(ApiError::bad_request(format!("repo.url: {err}")));
+                return Err(ApiError::bad_field("repo.url", format!("repo.url: {err}")));
             }
             if let Some(rev) = rev
                 && (rev.is_empty()
@@ -138,30 +162,34 @@ fn checked_repo(repo: RepoSource, settings: &ServerSettings) -> Result<RepoSourc
                     || rev.len() > 255
                     || rev.chars().any(|c| c.is_control() || c == ' '))
             {
-                return Err(ApiError::bad_request(format!(
-                    "repo.rev {rev:?} is not a branch or tag name"
-                )));
+                return Err(ApiError::bad_field(
+                    "repo.rev",
+                    format!("repo.rev {rev:?} is not a branch or tag name"),
+                ));
             }
         }
         RepoSource::Upload { .. } => {
             if !intake.uploads {
-                return Err(ApiError::bad_request(
+                return Err(ApiError::bad_field(
+                    "repo.kind",
                     "repo.kind upload is off on this server: give a git URL instead",
                 ));
             }
         }
         RepoSource::Path { path } => {
             if !intake.server_paths {
-                return Err(ApiError::bad_request(
+                return Err(ApiError::bad_field(
+                    "repo.kind",
                     "repo.kind path is off on this server (an operator turns it on with \
                      --allow-server-paths): give a git URL or an upload",
                 ));
             }
             let folder = Path::new(path);
             if !folder.is_absolute() || !folder.is_dir() {
-                return Err(ApiError::bad_request(format!(
-                    "repo.path {path:?} is not an absolute path to a folder on the server"
-                )));
+                return Err(ApiError::bad_field(
+                    "repo.path",
+                    format!("repo.path {path:?} is not an absolute path to a folder on the server"),
+                ));
             }
         }
     }

@@ -43,9 +43,12 @@ pub async fn create_task(
         match state.store().upload(&tenant, id).await {
             Ok(_) => {}
             Err(StoreError::UploadNotFound(_)) => {
-                return Err(ApiError::bad_request(format!(
-                    "repo.id {id:?} is not one of your uploads: POST the archive to /api/uploads first"
-                )));
+                return Err(ApiError::bad_field(
+                    "repo.id",
+                    format!(
+                        "repo.id {id:?} is not one of your uploads: POST the archive to /api/uploads first"
+                    ),
+                ));
             }
             Err(error) => return Err(error.into()),
         }

@@ -85,6 +85,12 @@ pub struct TaskView {
     pub reason: Option<String>,
     /// The SHA-256 of the diff a person approves.
     pub diff_sha256: Option<String>,
+    /// Rounds the last finished run took; absent before a run finished.
+    pub rounds: Option<i64>,
+    /// Input and output tokens the last finished run used.
+    pub tokens: Option<i64>,
+    /// What the last finished run cost, estimated in dollars.
+    pub cost_usd: Option<f64>,
     pub created_ms: i64,
     pub updated_ms: i64,
 }
@@ -102,6 +108,9 @@ impl From<TaskRecord> for TaskView {
             outcome: task.outcome,
             reason: task.reason,
             diff_sha256: task.diff_sha256,
+            rounds: task.figures.map(|figures| figures.rounds),
+            tokens: task.figures.map(|figures| figures.tokens),
+            cost_usd: task.figures.map(|figures| figures.usd),
             created_ms: task.created_ms,
             updated_ms: task.updated_ms,
         }

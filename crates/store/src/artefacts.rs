@@ -1,12 +1,13 @@
 //! A run's files kept per attempt — the patch, the report, the journal, the review — with their
-//! SHA-256, written only while the attempt is current.
+//! SHA-256, and its figures (rounds, tokens, dollars) on the task; written only while the attempt
+//! is current.
 
 use sha2::{Digest as _, Sha256};
 use sqlx::Row as _;
 
 use crate::error::{Result, StoreError};
 use crate::pool::{BeginWrite as _, on_pool};
-use crate::records::{Artefact, ArtefactName, Claim};
+use crate::records::{Artefact, ArtefactName, Claim, RunFigures};
 use crate::{Store, now_ms};
 
 fn sha256_hex(bytes: &[u8]) -> String {
@@ -17,6 +18,35 @@ fn sha256_hex(bytes: &[u8]) -> String {
 }
 
 impl Store {
+    /// Keeps what the claimed attempt's run spent on its task, for the task list.
+    /// `StaleAttempt` when the attempt is no longer current.
+    pub async fn set_figures(&self, claim: &Claim, figures: &RunFigures) -> Result<()> {
+        let now = now_ms();
+        on_pool!(self, pool => {
+            let mut tx = pool.begin_write().await?;
+            let done = sqlx::query(
+                "UPDATE tasks SET rounds = $3, tokens = $4, cost_usd = $5, updated_ms = $6 \
+                 WHERE id = $1 AND attempt = $2",
+            )
+            .bind(&claim.task_id)
+            .bind(claim.attempt)
+            .bind(figures.rounds)
+            .bind(figures.tokens)
+            .bind(figures.usd)
+            .bind(now)
+            .execute(&mut *tx)
+            .await?;
+            if done.rows_affected() == 0 {
+                return Err(StoreError::StaleAttempt {
+                    task: claim.task_id.clone(),
+                    attempt: claim.attempt,
+                });
+            }
+            tx.commit().await?;
+        });
+        Ok(())
+    }
+
     /// Keeps `content` as the claimed attempt's artefact `name` (a second write replaces the
     /// first); returns its SHA-256. `StaleAttempt` when the attempt is no longer current.
     pub async fn put_artefact(

@@ -45,7 +45,7 @@ pub use pool::redact;
 pub use queue::{JobQueue, QueueSettings, RunTask};
 pub use records::{
     Artefact, ArtefactName, AttemptEnd, AttemptRecord, Claim, EventRecord, NewTask, PageCursor,
-    Signals, TaskFilter, TaskPage, TaskRecord,
+    RunFigures, Signals, TaskFilter, TaskPage, TaskRecord,
 };
 pub use retry::retry_transient;
 pub use secrets::{MODEL_KEY_PROVIDERS, ModelKey, SecretKey, check_model_key, check_provider};

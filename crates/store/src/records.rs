@@ -39,8 +39,35 @@ pub struct TaskRecord {
     pub reason: Option<String>,
     /// The SHA-256 of the diff awaiting approval (or approved).
     pub diff_sha256: Option<String>,
+    /// What the last finished run spent; none before one finished.
+    pub figures: Option<RunFigures>,
     pub created_ms: i64,
     pub updated_ms: i64,
+}
+
+/// What a run spent, as the task list shows it.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct RunFigures {
+    pub rounds: i64,
+    /// Input and output tokens together.
+    pub tokens: i64,
+    /// Estimated dollars.
+    pub usd: f64,
+}
+
+impl RunFigures {
+    /// The figures stored in a task's columns; none while any is unset.
+    pub(crate) fn from_columns(
+        rounds: Option<i64>,
+        tokens: Option<i64>,
+        usd: Option<f64>,
+    ) -> Option<RunFigures> {
+        Some(RunFigures {
+            rounds: rounds?,
+            tokens: tokens?,
+            usd: usd?,
+        })
+    }
 }
 
 /// One worker's go at a task.

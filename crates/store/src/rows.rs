@@ -19,7 +19,7 @@ pub(crate) fn json(task: &str, what: &str, text: &str) -> Result<serde_json::Val
 
 /// The columns of `tasks`, in the order `task_record!` reads them.
 pub(crate) const TASK_COLUMNS: &str = "id, tenant, queue, state, title, spec, attempt, max_attempts, \
-     cancel_requested_ms, outcome, reason, diff_sha256, created_ms, updated_ms";
+     cancel_requested_ms, outcome, reason, diff_sha256, rounds, tokens, cost_usd, created_ms, updated_ms";
 
 /// A `tasks` row as a `TaskRecord`.
 macro_rules! task_record {
@@ -41,6 +41,11 @@ macro_rules! task_record {
             outcome: row.try_get("outcome")?,
             reason: row.try_get("reason")?,
             diff_sha256: row.try_get("diff_sha256")?,
+            figures: $crate::records::RunFigures::from_columns(
+                row.try_get("rounds")?,
+                row.try_get("tokens")?,
+                row.try_get("cost_usd")?,
+            ),
             created_ms: row.try_get("created_ms")?,
             updated_ms: row.try_get("updated_ms")?,
             id,

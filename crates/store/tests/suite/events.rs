@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use plumb_store::{ArtefactName, Store};
+use plumb_store::{ArtefactName, Claim, RunFigures, Store, StoreError};
 use sha2::{Digest as _, Sha256};
 
 use super::backends::{new_task, on_both};
@@ -93,6 +93,46 @@ async fn artefacts_are_kept_per_attempt_with_their_sha256(store: &Store) {
 on_both!(
     artefacts_are_kept_per_attempt_with_their_sha256,
     artefacts_are_kept_per_attempt_with_their_sha256
+);
+
+async fn a_run_s_figures_are_kept_on_its_task_by_the_current_attempt_only(store: &Store) {
+    let task = store
+        .create_task(&new_task("acme", "figures"))
+        .await
+        .unwrap();
+    assert_eq!(task.figures, None, "none before a run finished");
+    let claim = store
+        .claim(&task.id, "w1", Duration::from_secs(60))
+        .await
+        .unwrap();
+    let figures = RunFigures {
+        rounds: 8,
+        tokens: 12_345,
+        usd: 0.0125,
+    };
+    store.set_figures(&claim, &figures).await.unwrap();
+    let read = store.task("acme", &task.id).await.unwrap();
+    assert_eq!(read.figures, Some(figures));
+    // An attempt that is not the task's current one writes nothing.
+    let stale = Claim {
+        attempt: claim.attempt + 1,
+        ..claim
+    };
+    let other = RunFigures {
+        rounds: 1,
+        tokens: 1,
+        usd: 1.0,
+    };
+    assert!(matches!(
+        store.set_figures(&stale, &other).await,
+        Err(StoreError::StaleAttempt { .. })
+    ));
+    let read = store.task("acme", &task.id).await.unwrap();
+    assert_eq!(read.figures, Some(figures));
+}
+on_both!(
+    a_run_s_figures_are_kept_on_its_task_by_the_current_attempt_only,
+    a_run_s_figures_are_kept_on_its_task_by_the_current_attempt_only
 );
 
 async fn an_event_cannot_be_rewritten(db: super::backends::Db) {
