@@ -144,6 +144,15 @@ async fn run_set(args: EvalRunArgs, overrides: &[String]) -> Result<i32, Failure
         settings: overrides.to_vec(),
     };
     let summary = write_reports(&out, &meta, args.predictions.as_deref(), &model_label)?;
+    if let Some(db) = &args.db {
+        // The results are on disk whatever happens here: a store that refuses is a warning.
+        if let Err(failure) = crate::eval_queue::keep_report(db, &out).await {
+            say!(
+                "plumb eval: the report was not kept for the web page: {}",
+                failure.message
+            );
+        }
+    }
     for line in eval_progress::summary_lines(&outcome.results, &summary.reviews) {
         say!("{line}");
     }

@@ -6,6 +6,8 @@
 //! task's starting tree is made here once and stored packed beside its attempts, so a worker needs
 //! nothing of this machine. Run the same command again and it resumes: attempts with a result in
 //! `--out` are skipped, attempts already in the store are waited for rather than queued twice.
+//! Once the eval has written its reports, they are kept in the store too (`keep_report`), so the
+//! web page of `plumb serve` lists them for a person signed in as the tenant `eval`.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -154,6 +156,26 @@ pub(crate) async fn run(
         .results
         .sort_by(|a, b| (&a.instance_id, a.attempt).cmp(&(&b.instance_id, b.attempt)));
     Ok(outcome)
+}
+
+/// Keeps the eval's `summary.json` and `report.html` (written in `out`) in the store, under the
+/// tenant `eval`, for the web page of `plumb serve`; a later run of the same eval replaces them.
+pub(crate) async fn keep_report(db: &str, out: &Path) -> Result<(), Failure> {
+    let read = |name: &str| {
+        std::fs::read(out.join(name))
+            .map_err(|error| Failure::infra(format!("{}: {error}", out.join(name).display())))
+    };
+    let summary = String::from_utf8_lossy(&read("summary.json")?).into_owned();
+    let html = read("report.html")?;
+    let title = out
+        .file_name()
+        .map(|name| name.to_string_lossy().into_owned())
+        .unwrap_or_else(|| out.display().to_string());
+    let (store, _) = store_url::open(Some(db)).await?;
+    store
+        .put_eval_report(EVAL_TENANT, &eval_id(out), &title, &summary, &html)
+        .await
+        .map_err(|error| Failure::infra(format!("the store: {error}")))
 }
 
 /// The eval's id: from its output folder, so the same command finds its attempts again.

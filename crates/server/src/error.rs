@@ -85,7 +85,9 @@ impl From<StoreError> for ApiError {
     fn from(error: StoreError) -> ApiError {
         let message = error.to_string();
         match error {
-            StoreError::NotFound(_) | StoreError::UploadNotFound(_) => ApiError::not_found(message),
+            StoreError::NotFound(_)
+            | StoreError::UploadNotFound(_)
+            | StoreError::EvalReportNotFound(_) => ApiError::not_found(message),
             StoreError::WrongState { .. } => {
                 ApiError::new(StatusCode::CONFLICT, "wrong_state", message)
             }

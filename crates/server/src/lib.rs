@@ -8,6 +8,7 @@
 
 mod artefacts;
 mod error;
+mod evals;
 mod events;
 mod extract;
 mod home;
@@ -137,6 +138,8 @@ pub fn router(state: AppState) -> Router {
         .route("/api/tasks/{id}/cancel", post(tasks::cancel))
         .route("/api/tasks/{id}/rollback", post(tasks::rollback))
         .route("/api/tenant", get(tenant::get_tenant))
+        .route("/api/evals", get(evals::list_evals))
+        .route("/api/evals/{id}/report", get(evals::eval_report))
         .route(
             "/api/tenant/keys/{provider}",
             put(tenant::put_key).delete(tenant::delete_key),

@@ -5,7 +5,7 @@
 use utoipa::openapi::security::{Http, HttpAuthScheme, SecurityScheme};
 use utoipa::{Modify, OpenApi};
 
-use crate::{artefacts, error, events, settings, spec, tasks, tenant, views};
+use crate::{artefacts, error, evals, events, settings, spec, tasks, tenant, views};
 
 /// The bearer-token scheme every endpoint but the capabilities and this document uses.
 struct BearerToken;
@@ -46,6 +46,8 @@ impl Modify for BearerToken {
         tenant::get_tenant,
         tenant::put_key,
         tenant::delete_key,
+        evals::list_evals,
+        evals::eval_report,
     ),
     components(schemas(
         error::ErrorBody,
@@ -63,6 +65,8 @@ impl Modify for BearerToken {
         tenant::TenantView,
         tenant::KeyBody,
         tenant::ProviderName,
+        evals::EvalView,
+        evals::EvalList,
     )),
     modifiers(&BearerToken)
 )]

@@ -60,6 +60,7 @@ static ASSETS: &[Asset] = &[
     asset!(src "progress.js", JS),
     asset!(src "ladder.js", JS),
     asset!(src "diff.js", JS),
+    asset!(src "evals.js", JS),
     asset!(vendor "preact.mjs", JS),
     asset!(vendor "preact-hooks.mjs", JS),
     asset!(vendor "htm.mjs", JS),

@@ -54,6 +54,9 @@ pub enum StoreError {
     /// No upload with that id for that tenant.
     #[error("no upload {0}")]
     UploadNotFound(String),
+    /// No eval report with that id for that tenant.
+    #[error("no eval report {0}")]
+    EvalReportNotFound(String),
     /// The operating system refused something the store needs (randomness).
     #[error("{0}")]
     System(String),

@@ -22,6 +22,7 @@
 mod artefacts;
 mod attempts;
 mod error;
+mod evals;
 mod events;
 mod jobs;
 mod pool;
@@ -41,6 +42,7 @@ mod worker;
 use std::path::Path;
 
 pub use error::{Result, StoreError};
+pub use evals::EvalReportRecord;
 pub use pool::redact;
 pub use queue::{JobQueue, QueueSettings, RunTask};
 pub use records::{

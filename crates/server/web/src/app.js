@@ -1,9 +1,10 @@
 // The page's frame: sign-in with a tenant token, the header, and a router over the location's
-// hash (`#/` the tasks, `#/new` the form, `#/tasks/ID` a task), so the token never rides in a URL
-// and every view is a link a person can keep.
+// hash (`#/` the tasks, `#/new` the form, `#/tasks/ID` a task, `#/evals` the eval reports), so
+// the token never rides in a URL and every view is a link a person can keep.
 import { render } from "preact";
 import { useEffect, useState } from "preact/hooks";
 import { api, session } from "./api.js";
+import { EvalList } from "./evals.js";
 import { NewTask } from "./form.js";
 import { TaskList } from "./list.js";
 import { TaskPage } from "./task.js";
@@ -44,7 +45,7 @@ function SignIn({ onSignedIn }) {
 function Header({ tenant, onSignOut }) {
   return html`<header class="top">
     <a class="brand" href="#/">plumb</a>
-    <nav aria-label="Main"><a href="#/">Tasks</a><a href="#/new">New task</a></nav>
+    <nav aria-label="Main"><a href="#/">Tasks</a><a href="#/new">New task</a><a href="#/evals">Evals</a></nav>
     <span class="tenant" data-test="tenant">${tenant ? html`<${Shown} text=${tenant.tenant} line />` : ""}</span>
     <button type="button" onClick=${onSignOut} data-action="sign-out">Sign out</button>
   </header>`;
@@ -97,6 +98,7 @@ function App() {
   let view;
   if (task) view = html`<${TaskPage} id=${decodeURIComponent(task[1])} />`;
   else if (hash === "#/new") view = capabilities ? html`<${NewTask} capabilities=${capabilities} navigate=${navigate} />` : html`<p class="muted">Loading…</p>`;
+  else if (hash === "#/evals") view = html`<${EvalList} />`;
   else if (hash === "#/" || hash === "#") view = html`<${TaskList} />`;
   else view = html`<section class="panel"><h1>No such page</h1><p><a href="#/">Back to the tasks</a></p></section>`;
 

@@ -1,5 +1,6 @@
 mod attempts;
 mod backends;
+mod evals;
 mod events;
 mod queue;
 mod tasks;

@@ -133,6 +133,15 @@ fn an_eval_through_the_queue_with_two_workers_resolves_what_one_machine_does() {
         .block_on(store.list_tasks("eval", &plumb_store::TaskFilter::default()))
         .unwrap();
     assert_eq!(page.tasks.len(), 4);
+    // The eval's report is kept for the web page, as the eval wrote it.
+    let reports = rt.block_on(store.eval_reports("eval")).unwrap();
+    assert_eq!(reports.len(), 1, "{reports:?}");
+    assert_eq!(reports[0].title, "queued");
+    assert_eq!(
+        rt.block_on(store.eval_report_html("eval", &reports[0].id))
+            .unwrap(),
+        std::fs::read(queued_out.join("report.html")).unwrap()
+    );
     for task in &page.tasks {
         assert_eq!(task.state, plumb_store::TaskState::Scored);
         let tree = task.spec["tree"].as_str().unwrap();

@@ -584,21 +584,27 @@ fn a_person_cancels_a_running_task_from_the_page() {
 }
 
 /// BILL-412's script with a first step that writes a file whose name holds a right-to-left
-/// override (U+202E), as a Trojan-Source change would. The tool refuses the path and names it;
-/// the run goes on to the fix.
+/// override (U+202E), as a Trojan-Source change would (the tool refuses the path and names it;
+/// the run goes on to the fix), and a last line that answers the reviewer with a note on line 53
+/// of the fixed file.
 fn bidi_script(fixture: &Fixture) -> PathBuf {
     let original = std::fs::read_to_string(
         plumb_test_support::billing_example().join("bill-412.script.jsonl"),
     )
     .unwrap();
     let bidi = json!({"tool": "create_file", "args": {"path": "docs/read\u{202e}me.md", "content": "GST after discount.\n"}});
+    let review = json!({"tool": "submit_review", "args": {
+        "verdict": "approve",
+        "summary": "GST is now worked out after the discount.",
+        "notes": [{"file": "billing/invoice_totals.py", "line": 53, "note": "tax on the net price, as the ticket asks"}],
+    }});
     let path = fixture.script_path("bidi.jsonl");
-    std::fs::write(&path, format!("{bidi}\n{original}")).unwrap();
+    std::fs::write(&path, format!("{bidi}\n{original}{review}\n")).unwrap();
     path
 }
 
 #[test]
-fn a_bidi_file_name_and_title_are_shown_escaped_and_a_person_rejects_the_change() {
+fn a_bidi_name_is_shown_escaped_a_review_note_sits_on_its_line_and_a_person_rejects() {
     let fixture = Fixture::billing();
     let model = format!("model=script:{}", bidi_script(&fixture).display());
     let db = format!("sqlite:{}", fixture.home.path().join("plumb.db").display());
@@ -642,6 +648,26 @@ fn a_bidi_file_name_and_title_are_shown_escaped_and_a_person_rejects_the_change(
             .js("return document.body.innerText.includes('\\u202e')")
             .await;
         assert_eq!(raw, json!(false), "no bidi control reaches the screen as itself");
+        // The reviewer's note sits under the line it names, in both layouts.
+        let verdict = browser.text("[data-test=verdict]").await;
+        assert_eq!(verdict, "approve");
+        for layout in ["split", "unified"] {
+            browser.click(&format!("[data-test={layout}]")).await;
+            let placed = browser
+                .until(
+                    "the review note on its line",
+                    "const note = document.querySelector('[data-test=review-note]'); \
+                     const row = note?.closest('tr')?.previousElementSibling; \
+                     return note && row ? [note.textContent, row.textContent] : null",
+                    Duration::from_secs(30),
+                )
+                .await;
+            assert!(
+                placed[0].as_str().unwrap().contains("tax on the net price")
+                    && placed[1].as_str().unwrap().contains("compute_gst(net, rate)"),
+                "{layout}: {placed}"
+            );
+        }
         let title = browser.text("[data-test=task-title]").await;
         assert!(title.contains("<U+202E>"), "{title}");
 
@@ -654,6 +680,80 @@ fn a_bidi_file_name_and_title_are_shown_escaped_and_a_person_rejects_the_change(
     });
     let (_, task) = rt.block_on(call(reqwest::Method::GET, &task_url, &acme, None));
     assert_eq!(task["state"], "rejected", "{task}");
+    let (code, err) = serve.stop();
+    assert_eq!(code, Some(0), "{err}");
+}
+
+#[test]
+fn an_eval_report_kept_by_the_queue_is_listed_and_downloaded_by_the_eval_tenant_only() {
+    let fixture = Fixture::billing();
+    let db = format!("sqlite:{}", fixture.home.path().join("plumb.db").display());
+    let eval = token(&fixture, &db, "eval");
+    let acme = token(&fixture, &db, "acme");
+    let serve = Serve::start(&fixture, &db, free_port());
+    let rt = runtime();
+    // What `plumb eval --db` keeps when it has written its reports (its own test checks that).
+    let page = "<!doctype html><style>body{color:red}</style><h1>python-12</h1>\n";
+    let summary = json!({"meta": {"model": "script"}, "total_instances": 12,
+                         "resolved_instances": 9, "resolved_pct": 75.0, "totals": {"usd": 0.5}});
+    rt.block_on(async {
+        let store = plumb_store::Store::open(&db).await.unwrap();
+        store
+            .put_eval_report(
+                "eval",
+                "e42",
+                "python-12",
+                &summary.to_string(),
+                page.as_bytes(),
+            )
+            .await
+            .unwrap();
+    });
+    let report_url = format!("{}/api/evals/e42/report", serve.base);
+    rt.block_on(async {
+        // Sent as an attachment that may run nothing, never as a page of the server's origin.
+        let response = reqwest::Client::new()
+            .get(&report_url)
+            .bearer_auth(&eval)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), 200);
+        let policy = response.headers()["content-security-policy"]
+            .to_str()
+            .unwrap();
+        assert!(
+            policy.starts_with("sandbox;") && policy.contains("default-src 'none'"),
+            "{policy}"
+        );
+        let disposition = response.headers()["content-disposition"].to_str().unwrap();
+        assert!(disposition.starts_with("attachment;"), "{disposition}");
+        let (status, _) = api(reqwest::Method::GET, &report_url, &acme).await;
+        assert_eq!(status, 404, "another tenant's eval reads as unknown");
+
+        let browser = Browser::start().await;
+        browser.sign_in(&serve.base, &eval).await;
+        browser.click("a[href='#/evals']").await;
+        let row = browser.text("tr[data-eval=e42]").await;
+        assert!(
+            row.contains("python-12") && row.contains("9 (75.0 %)") && row.contains("$0.50"),
+            "{row}"
+        );
+        browser
+            .click("tr[data-eval=e42] [data-action=download-report]")
+            .await;
+        assert_eq!(
+            browser.downloaded("plumb-eval-e42.html").await,
+            page.as_bytes()
+        );
+        browser.assert_no_errors("evals").await;
+
+        browser.sign_out().await;
+        browser.sign_in(&serve.base, &acme).await;
+        browser.open(&format!("{}/#/evals", serve.base)).await;
+        browser.find("[data-test=no-evals]").await;
+        browser.close().await;
+    });
     let (code, err) = serve.stop();
     assert_eq!(code, Some(0), "{err}");
 }
