@@ -49,49 +49,79 @@ async fn a_task_request_is_checked_field_by_field() {
     let server = start(false).await;
     let token = server.token("acme").await;
     let git = json!({"kind": "git", "url": "https://example.com/r.git"});
+    // Each refusal says what to change, and names the field a form shows it beside (none for a
+    // body that is not a task request at all).
     let cases = [
-        (json!({"repo": git, "ticket": "  "}), "ticket is empty"),
+        (
+            json!({"repo": git, "ticket": "  "}),
+            "ticket is empty",
+            Some("ticket"),
+        ),
         (
             json!({"repo": git, "ticket": "x".repeat(5000)}),
             "at most 4096",
+            Some("ticket"),
         ),
         (
             json!({"repo": git, "ticket": "t", "model": "script:/etc/passwd"}),
             "not one this server offers",
+            Some("model"),
         ),
         (
             json!({"repo": git, "ticket": "t", "max_rounds": 0}),
             "max_rounds is 0",
+            Some("max_rounds"),
+        ),
+        (
+            json!({"repo": git, "ticket": "t", "max_usd": -1.5}),
+            "max_usd must be a number of dollars above 0",
+            Some("max_usd"),
+        ),
+        (
+            json!({"repo": git, "ticket": "t", "max_usd": 0}),
+            "max_usd must be a number of dollars above 0",
+            Some("max_usd"),
         ),
         (
             json!({"repo": {"kind": "git", "url": "http://example.com/r.git"}, "ticket": "t"}),
             "https",
+            Some("repo.url"),
         ),
         (
             json!({"repo": {"kind": "git", "url": "https://e.com/r.git", "rev": "--upload-pack=x"}, "ticket": "t"}),
             "repo.rev",
+            Some("repo.rev"),
         ),
         (
             json!({"repo": {"kind": "path", "path": "/tmp"}, "ticket": "t"}),
             "--allow-server-paths",
+            Some("repo.kind"),
         ),
         (
             json!({"repo": {"kind": "upload", "id": "u123"}, "ticket": "t"}),
             "repo.id",
+            Some("repo.id"),
         ),
         (
             json!({"repo": {"kind": "ftp"}, "ticket": "t"}),
             "unknown variant",
+            None,
         ),
         (
             json!({"repo": git, "ticket": "t", "sandbox": "none"}),
             "unknown field",
+            None,
         ),
-        (json!({"ticket": "t"}), "missing field `repo`"),
+        (json!({"ticket": "t"}), "missing field `repo`", None),
     ];
-    for (body, says) in cases {
+    for (body, says, field) in cases {
         let answer = server.post(&token, "/api/tasks", &body).await;
         assert_error(&answer, 400, "bad_request", says);
+        assert_eq!(
+            answer.1.get("field").and_then(|f| f.as_str()),
+            field,
+            "{says}"
+        );
     }
     let not_json = server
         .client
@@ -104,6 +134,17 @@ async fn a_task_request_is_checked_field_by_field() {
     assert_eq!(not_json.status().as_u16(), 415);
     let (_, page) = server.get(&token, "/api/tasks").await;
     assert_eq!(page["tasks"], json!([]), "a refused request leaves no task");
+    // A budget the request gives is kept with it.
+    let (status, task) = server
+        .post(
+            &token,
+            "/api/tasks",
+            &json!({"repo": git, "ticket": "t", "max_usd": 0.25}),
+        )
+        .await;
+    assert_eq!(status, 201, "{task}");
+    assert_eq!(task["request"]["max_usd"], 0.25);
+    assert!(task["rounds"].is_null() && task["cost_usd"].is_null());
 }
 
 #[tokio::test]

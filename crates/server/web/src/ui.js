@@ -43,9 +43,13 @@ export function repoLine(request) {
   return repo.path;
 }
 
-/** A button that is either usable or disabled with the reason as its tooltip. */
+/**
+ * A button that is either usable or disabled with the reason as its tooltip. A disabled one stays
+ * focusable (`aria-disabled`, not `disabled`), so a keyboard reaches it and its reason shows on
+ * focus as on hover; a click on it does nothing.
+ */
 export function Action({ label, reason, onClick, kind = "", testId }) {
-  return html`<button type="button" class=${`action ${kind}`} disabled=${Boolean(reason)}
-    title=${reason || ""} aria-disabled=${reason ? "true" : "false"} data-action=${testId}
+  return html`<button type="button" class=${`action ${kind}`} title=${reason || ""}
+    aria-disabled=${reason ? "true" : "false"} data-reason=${reason || undefined} data-action=${testId}
     onClick=${reason ? undefined : onClick}>${label}</button>`;
 }

@@ -186,7 +186,7 @@ impl Browser {
     async fn disabled_reason(&self, action: &str) -> Option<String> {
         let script = format!(
             "const b = document.querySelector('[data-action={action}]'); \
-             return b.disabled ? b.title : null"
+             return b.getAttribute('aria-disabled') === 'true' ? b.title : null"
         );
         self.js(&script).await.as_str().map(str::to_owned)
     }
@@ -566,6 +566,12 @@ fn a_person_cancels_a_running_task_from_the_page() {
             .await;
         let reject = browser.disabled_reason("reject").await.unwrap();
         assert!(reject.contains("awaiting approval"), "{reject}");
+        // A disabled action stays reachable by keyboard, so its reason can be read.
+        let focused = browser
+            .js("document.querySelector('[data-action=reject]').focus(); \
+                 return document.activeElement.dataset.action")
+            .await;
+        assert_eq!(focused, json!("reject"));
         let patch = browser.disabled_reason("download-patch").await.unwrap();
         assert!(patch.contains("no diff"), "{patch}");
         browser.click("[data-action=cancel]").await;
