@@ -36,14 +36,12 @@ from serve_bench import EXAMPLE, ROOT, cpu_name, free_port, request  # noqa: E40
 class WebDriver:
     """Just enough of the W3C WebDriver protocol: a session, navigation, scripts, logs."""
 
-    def __init__(self, port, chromium, downloads=None):
+    def __init__(self, port, chromium):
         self.base = f"http://127.0.0.1:{port}"
         options = {
             "binary": chromium,
             "args": ["--headless=new", "--no-sandbox", "--disable-gpu", "--window-size=1280,800"],
         }
-        if downloads:
-            options["prefs"] = {"download.default_directory": downloads}
         caps = {"browserName": "chrome", "goog:chromeOptions": options, "goog:loggingPrefs": {"browser": "ALL"}}
         answer = self._call("POST", "/session", {"capabilities": {"alwaysMatch": caps}})
         self.session = f"/session/{answer['sessionId']}"

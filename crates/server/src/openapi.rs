@@ -84,8 +84,8 @@ pub fn document() -> String {
 }
 
 /// Links from a created task (`POST /api/tasks`, 201) to every operation on a task, its `id` from
-/// the response, so a client generator — and the fuzz run's stateful phase — can follow a real
-/// task. Written into the JSON here: utoipa's `Link` names its fields in snake case, which the
+/// the response, and from the list of evals to an eval's report, so a client generator — and the
+/// fuzz run's stateful phase — can follow a real task or eval. Written into the JSON here: utoipa's `Link` names its fields in snake case, which the
 /// OpenAPI schema does not know (`operationId`).
 fn add_task_links(document: &mut serde_json::Value) {
     let mut links = serde_json::Map::new();
@@ -110,5 +110,18 @@ fn add_task_links(document: &mut serde_json::Value) {
         .and_then(serde_json::Value::as_object_mut)
     {
         created.insert("links".to_owned(), serde_json::Value::Object(links));
+    }
+    // The newest eval's report, from the list of evals.
+    if let Some(listed) = document
+        .pointer_mut("/paths/~1api~1evals/get/responses/200")
+        .and_then(serde_json::Value::as_object_mut)
+    {
+        let link = serde_json::json!({
+            "eval_report": {
+                "operationId": "eval_report",
+                "parameters": { "id": "$response.body#/evals/0/id" },
+            }
+        });
+        listed.insert("links".to_owned(), link);
     }
 }

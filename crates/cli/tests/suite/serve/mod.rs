@@ -1,6 +1,6 @@
 //! `plumb serve` as a process, driven over HTTP: `api.rs` the API end to end, `recovery.rs` a
 //! server killed mid-run, `fleet.rs` `plumb worker`s on PostgreSQL killed and cut off,
-//! `keys.rs` a tenant's own model key and limits, `browser.rs` the web page in headless Chromium.
+//! `keys.rs` a tenant's own model key and limits, `browser/` the web page in headless Chromium.
 
 mod api;
 mod browser;
