@@ -86,6 +86,39 @@ def cpu_name():
         return platform.processor() or "unknown CPU"
 
 
+def find_plumb(given, name):
+    """The plumb binary: `given`, else the release build, else the debug one; exits naming the fix."""
+    target = os.environ.get("CARGO_TARGET_DIR", os.path.join(ROOT, "target"))
+    plumb = given or next(
+        (p for p in (os.path.join(target, "release", "plumb"), os.path.join(target, "debug", "plumb"))
+         if os.path.exists(p)), None)
+    if not plumb:
+        sys.exit(f"{name}: no plumb binary: cargo build --release -p plumb, or give --plumb")
+    return plumb
+
+
+def bench_home(prefix):
+    """A scratch home: (folder, environment with a private PLUMB_HOME, BILL-412's git repository,
+    its scripted model, its ticket)."""
+    home = tempfile.mkdtemp(prefix=prefix)
+    env = dict(os.environ, PLUMB_HOME=os.path.join(home, "state"), XDG_CONFIG_HOME=os.path.join(home, "config"))
+    repo = os.path.join(home, "repo")
+    shutil.copytree(EXAMPLE, repo)
+    subprocess.run(["git", "init", "-q", repo], check=True)
+    subprocess.run(["git", "-C", repo, "add", "-A"], check=True)
+    subprocess.run(["git", "-C", repo, "-c", "user.name=b", "-c", "user.email=b@b", "commit", "-qm", "base"], check=True)
+    script = os.path.join(EXAMPLE, "bill-412.script.jsonl")
+    with open(os.path.join(EXAMPLE, "BILL-412.md")) as f:
+        ticket = f.read()
+    return home, env, repo, script, ticket
+
+
+def make_token(plumb, db, env, tenant="bench"):
+    """A token for `tenant`, made with `plumb token create`."""
+    return subprocess.run([plumb, "token", "create", "--tenant", tenant, "--db", db],
+                          env=env, check=True, capture_output=True, text=True).stdout.strip()
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tasks", type=int, default=50)
@@ -96,29 +129,13 @@ def main():
     parser.add_argument("--timeout", type=int, default=3600, help="seconds for the whole load")
     args = parser.parse_args()
 
-    target = os.environ.get("CARGO_TARGET_DIR", os.path.join(ROOT, "target"))
-    plumb = args.plumb or next(
-        (p for p in (os.path.join(target, "release", "plumb"), os.path.join(target, "debug", "plumb"))
-         if os.path.exists(p)), None)
-    if not plumb:
-        sys.exit("serve_bench: no plumb binary: cargo build --release -p plumb, or give --plumb")
-
-    home = tempfile.mkdtemp(prefix="plumb-serve-bench-")
-    env = dict(os.environ, PLUMB_HOME=os.path.join(home, "state"), XDG_CONFIG_HOME=os.path.join(home, "config"))
-    repo = os.path.join(home, "repo")
-    shutil.copytree(EXAMPLE, repo)
-    subprocess.run(["git", "init", "-q", repo], check=True)
-    subprocess.run(["git", "-C", repo, "add", "-A"], check=True)
-    subprocess.run(["git", "-C", repo, "-c", "user.name=b", "-c", "user.email=b@b", "commit", "-qm", "base"], check=True)
-    script = os.path.join(EXAMPLE, "bill-412.script.jsonl")
-    with open(os.path.join(EXAMPLE, "BILL-412.md")) as f:
-        ticket = f.read()
+    plumb = find_plumb(args.plumb, "serve_bench")
+    home, env, repo, script, ticket = bench_home("plumb-serve-bench-")
 
     postgres = args.db.startswith("postgres")
     db = args.db if postgres else "sqlite:" + os.path.join(home, "plumb.db")
     base_cmd = [plumb, "-c", f"model=script:{script}"]
-    token = subprocess.run([plumb, "token", "create", "--tenant", "bench", "--db", db],
-                           env=env, check=True, capture_output=True, text=True).stdout.strip()
+    token = make_token(plumb, db, env)
     port = free_port()
     server_workers = 0 if postgres else args.workers
     procs = [subprocess.Popen(base_cmd + ["serve", "--db", db, "--workers", str(server_workers),

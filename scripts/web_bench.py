@@ -24,13 +24,12 @@ import shutil
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 import urllib.error
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from serve_bench import EXAMPLE, ROOT, cpu_name, free_port, request  # noqa: E402
+from serve_bench import bench_home, cpu_name, find_plumb, free_port, make_token, request  # noqa: E402
 
 
 class WebDriver:
@@ -130,29 +129,14 @@ def main():
     parser.add_argument("--chromium", default="/usr/bin/chromium")
     args = parser.parse_args()
 
-    target = os.environ.get("CARGO_TARGET_DIR", os.path.join(ROOT, "target"))
-    plumb = args.plumb or next(
-        (p for p in (os.path.join(target, "release", "plumb"), os.path.join(target, "debug", "plumb"))
-         if os.path.exists(p)), None)
-    if not plumb:
-        sys.exit("web_bench: no plumb binary: cargo build --release -p plumb, or give --plumb")
+    plumb = find_plumb(args.plumb, "web_bench")
     for tool in (args.chromium, "chromedriver"):
         if not shutil.which(tool):
             sys.exit(f"web_bench: {tool} is not installed: apt-get install chromium chromium-driver")
 
-    home = tempfile.mkdtemp(prefix="plumb-web-bench-")
-    env = dict(os.environ, PLUMB_HOME=os.path.join(home, "state"), XDG_CONFIG_HOME=os.path.join(home, "config"))
-    repo = os.path.join(home, "repo")
-    shutil.copytree(EXAMPLE, repo)
-    subprocess.run(["git", "init", "-q", repo], check=True)
-    subprocess.run(["git", "-C", repo, "add", "-A"], check=True)
-    subprocess.run(["git", "-C", repo, "-c", "user.name=b", "-c", "user.email=b@b", "commit", "-qm", "base"], check=True)
-    script = os.path.join(EXAMPLE, "bill-412.script.jsonl")
-    with open(os.path.join(EXAMPLE, "BILL-412.md")) as f:
-        ticket = f.read()
+    home, env, repo, script, ticket = bench_home("plumb-web-bench-")
     db = "sqlite:" + os.path.join(home, "plumb.db")
-    token = subprocess.run([plumb, "token", "create", "--tenant", "bench", "--db", db],
-                           env=env, check=True, capture_output=True, text=True).stdout.strip()
+    token = make_token(plumb, db, env)
     port, driver_port = free_port(), free_port()
     procs = [
         subprocess.Popen([plumb, "-c", f"model=script:{script}", "serve", "--db", db, "--workers", "1",

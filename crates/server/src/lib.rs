@@ -37,7 +37,6 @@ pub use openapi::{ApiDoc, document as openapi_document};
 pub use settings::{Capabilities, Intake, Limits, ModelOffer, ServerSettings};
 pub use spec::{RepoSource, TaskRequest};
 pub use views::file_changes;
-pub use web::page_weight;
 
 /// What every handler shares.
 #[derive(Clone)]

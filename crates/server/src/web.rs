@@ -8,6 +8,7 @@
 use std::sync::OnceLock;
 
 use axum::Router;
+use axum::body::Bytes;
 use axum::extract::Path;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
@@ -76,8 +77,8 @@ static ASSETS: &[Asset] = &[
 /// What the browser is sent for one file, worked out once.
 struct Prepared {
     etag: HeaderValue,
-    /// The gzipped bytes, when that is smaller.
-    gzipped: Option<Vec<u8>>,
+    /// The gzipped bytes, when that is smaller (shared by every answer, not copied).
+    gzipped: Option<Bytes>,
 }
 
 fn prepared() -> &'static [Prepared] {
@@ -88,7 +89,9 @@ fn prepared() -> &'static [Prepared] {
 fn prepare(asset: &Asset) -> Prepared {
     let digest = Sha256::digest(asset.bytes);
     let etag = format!("\"{digest:x}\"");
-    let gzipped = gzip(asset.bytes).filter(|packed| packed.len() < asset.bytes.len());
+    let gzipped = gzip(asset.bytes)
+        .filter(|packed| packed.len() < asset.bytes.len())
+        .map(Bytes::from);
     Prepared {
         // Hex digits in quotes are always a header value.
         etag: HeaderValue::from_str(&etag).unwrap_or(HeaderValue::from_static("\"\"")),
@@ -237,22 +240,6 @@ fn takes_gzip(request: &HeaderMap) -> bool {
         });
         (name.eq_ignore_ascii_case("gzip") || name == "*") && !refused
     })
-}
-
-/// The bytes of the task page as a browser fetches them — HTML, scripts, styles — raw and
-/// gzipped, for the page-weight figure.
-pub fn page_weight() -> (usize, usize) {
-    ASSETS
-        .iter()
-        .zip(prepared())
-        .filter(|(asset, _)| asset.path != "favicon.svg")
-        .fold((0, 0), |(raw, packed), (asset, prepared)| {
-            let sent = prepared
-                .gzipped
-                .as_ref()
-                .map_or(asset.bytes.len(), Vec::len);
-            (raw + asset.bytes.len(), packed + sent)
-        })
 }
 
 #[cfg(test)]

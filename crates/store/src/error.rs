@@ -55,7 +55,7 @@ pub enum StoreError {
     #[error("no upload {0}")]
     UploadNotFound(String),
     /// No eval report with that id for that tenant.
-    #[error("no eval report {0}")]
+    #[error("no eval report {0}: GET /api/evals lists the ones this tenant has")]
     EvalReportNotFound(String),
     /// The operating system refused something the store needs (randomness).
     #[error("{0}")]

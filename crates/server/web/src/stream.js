@@ -34,14 +34,16 @@ async function readEvents(body, onEvent) {
 
 /**
  * Follows task `id`'s events: `onEvent(event)` once per event in order, `onStatus(status)` with
- * `live`, `reconnecting` or `ended`. Returns `{stop(), drop()}`: `drop` cuts the connection as a
- * network would (it is then resumed), `stop` ends following.
+ * `live`, `reconnecting` or `ended`. Returns `{stop(), drop(), resumes()}`: `drop` cuts the
+ * connection as a network would (it is then resumed), `stop` ends following, `resumes` counts the
+ * connections opened again after an event (with `Last-Event-ID`).
  */
 export function followEvents(id, onEvent, onStatus) {
   let last = 0;
   let stopped = false;
   let controller = null;
   let delay = 250;
+  let resumes = 0;
   const path = `/api/tasks/${encodeURIComponent(id)}/events`;
 
   const handle = (event) => {
@@ -62,6 +64,7 @@ export function followEvents(id, onEvent, onStatus) {
           return;
         }
         if (!response.ok) throw new Error(`the stream answered ${response.status}`);
+        if (last > 0) resumes += 1;
         onStatus("live");
         delay = 250;
         await readEvents(response.body, handle);
@@ -88,5 +91,6 @@ export function followEvents(id, onEvent, onStatus) {
     drop() {
       if (controller) controller.abort();
     },
+    resumes: () => resumes,
   };
 }

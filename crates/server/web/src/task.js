@@ -91,7 +91,7 @@ export function TaskPage({ id }) {
       setStream,
     );
     // The browser tests cut the connection as a network would, to see it resumed.
-    window.plumbDebug = { dropStream: () => follower.drop() };
+    window.plumbDebug = { dropStream: () => follower.drop(), resumes: () => follower.resumes() };
     return () => follower.stop();
   }, [id]);
 

@@ -126,7 +126,8 @@ fn a_person_starts_a_task_in_the_browser_reads_its_diff_and_approves_the_exact_s
         browser
             .until(
                 "the stream resumed",
-                "return document.querySelector('[data-test=stream]').textContent === 'live'",
+                "return window.plumbDebug.resumes() >= 1 \
+                 && document.querySelector('[data-test=stream]').textContent === 'live'",
                 Duration::from_secs(30),
             )
             .await;
