@@ -33,6 +33,9 @@ pub(crate) enum Command {
     Show(RunIdArgs),
     /// Re-run a journal's model turns against the same base tree and check the patch is the same.
     Replay(ReplayArgs),
+    /// Print the ranked repo map a run would show for a ticket: the files and definitions that
+    /// matter most to it, within a token budget.
+    Map(MapArgs),
     /// Say which sandbox backends and tools work on this machine, with the fix for each that does not.
     Doctor,
     /// List the local and hosted models with context windows and prices; `fetch` installs a local one.
@@ -304,6 +307,26 @@ pub(crate) enum SandboxArg {
     Bwrap,
     Gvisor,
     None,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct MapArgs {
+    /// The repository (a folder; it is only read).
+    #[arg(long, value_name = "DIR", default_value = ".")]
+    pub repo: PathBuf,
+    /// The ticket the map is ranked for (the names and paths it mentions); without one, files
+    /// rank by how much the rest of the tree uses them.
+    #[arg(long, value_name = "FILE")]
+    pub ticket: Option<PathBuf>,
+    /// The map's budget in tokens (counted as bytes/3, which errs high).
+    #[arg(long, value_name = "N", default_value_t = 2048)]
+    pub tokens: usize,
+    /// Print the map, the ranked files and the timings as JSON on stdout.
+    #[arg(long)]
+    pub json: bool,
+    /// Ranked files listed in the JSON.
+    #[arg(long, value_name = "N", default_value_t = 20)]
+    pub top: usize,
 }
 
 #[derive(Debug, Args)]

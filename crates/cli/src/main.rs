@@ -16,6 +16,7 @@ mod eval_task;
 mod fix;
 mod home;
 mod launch;
+mod map;
 mod models;
 mod progress;
 mod prune;
@@ -103,6 +104,7 @@ fn main() {
             Command::Runs(args) => home::runs(args, &cli.config),
             Command::Show(args) => home::show(args, &cli.config),
             Command::Replay(args) => replay::run(args, &cli.config).await,
+            Command::Map(args) => map::run(args),
             Command::Doctor => Ok(doctor::run().await),
             Command::Models(args) => models::run(args, &cli.config).await,
             Command::Config(args) => config_show::run(args, &cli.config),

@@ -6,6 +6,10 @@
 //! - [`repo_map`]: a directory outline with those definitions, for the repo map and `list_files`.
 //! - [`prompt`]: what the model sees in every request; `history.rs` bounds the history in it, and
 //!   [`size`] counts a request's parts for the journal.
+//! - [`tags`]: the names a source file defines and the names it uses (tree-sitter tags queries).
+//! - [`tag_index`]: the tags of every file of a tree, cached by content hash between builds.
+//! - [`rank`]: files and definitions ranked for a task (personalised PageRank over who uses what).
+//! - [`ranked_map`]: the ranked repo map, an outline of the top-ranked definitions within a token budget.
 //! - [`rust_tests`]: the test part of a Rust source file (its `#[cfg(test)]` items), for the ladder.
 
 // Unit tests read their own fixtures; the library itself reads workspace files only through
@@ -18,8 +22,12 @@ pub mod outline;
 mod parser;
 pub mod prompt;
 mod python_indent;
+pub mod rank;
+pub mod ranked_map;
 pub mod relevant;
 pub mod repo_map;
 pub mod rust_tests;
 pub mod size;
 pub mod syntax;
+pub mod tag_index;
+pub mod tags;

@@ -105,20 +105,20 @@ pub fn render_outline(
 }
 
 /// One file found by the walk.
-struct FileEntry {
+pub(crate) struct FileEntry {
     /// Relative to the root, never empty.
-    rel: PathBuf,
+    pub(crate) rel: PathBuf,
     /// Where to read it.
-    path: PathBuf,
+    pub(crate) path: PathBuf,
     /// A regular file (not a link, FIFO, socket or device): the only kind that is ever read.
-    is_file: bool,
+    pub(crate) is_file: bool,
     /// Listed by name, its definitions left out.
     name_only: bool,
 }
 
 /// The files under `target`, walked from `root` so that every ignore file between the two applies, and none
 /// above `root`. Entries that cannot be read are skipped.
-fn walk(root: &Path, target: &Path) -> Vec<FileEntry> {
+pub(crate) fn walk(root: &Path, target: &Path) -> Vec<FileEntry> {
     let mut builder = WalkBuilder::new(root);
     builder
         .standard_filters(true)
@@ -401,7 +401,7 @@ fn render_definitions(out: &mut String, lang: Language, defs: &[Definition]) {
 }
 
 /// The text of a file worth parsing: at most 1 MB, no NUL byte near the start, valid UTF-8.
-fn read_source(tree: &Tree, path: &Path) -> Option<String> {
+pub(crate) fn read_source(tree: &Tree, path: &Path) -> Option<String> {
     let bytes = tree.read_entry(path, MAX_PARSED_BYTES).ok()?;
     let head = bytes.get(..BINARY_SNIFF_BYTES).unwrap_or(&bytes);
     if head.contains(&0) {

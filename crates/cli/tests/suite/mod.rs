@@ -12,6 +12,7 @@ mod gaming;
 mod go_tests;
 mod helpers;
 mod local_model;
+mod map;
 mod models;
 mod phases_flow;
 mod providers;
