@@ -13,6 +13,7 @@ use plumb_context::rank::{Focus, rank};
 use plumb_context::ranked_map;
 use plumb_context::size::{ESTIMATE, estimated_tokens};
 use plumb_context::tag_index::{self, TagCache};
+use plumb_model::catalog;
 use plumb_workspace::Tree;
 
 use crate::Failure;
@@ -35,7 +36,10 @@ pub(crate) fn run(args: MapArgs) -> Result<i32, Failure> {
         None => String::new(),
     };
 
-    let cache_path = cache_dir().map(|dir| dir.join(tag_index::cache_file_name(tree.root())));
+    let cache_path = catalog::cache_home_from(|key| std::env::var_os(key)).map(|dir| {
+        dir.join("tags")
+            .join(tag_index::cache_file_name(tree.root()))
+    });
     let mut cache = cache_path
         .as_deref()
         .and_then(|path| fs::read(path).ok())
@@ -109,17 +113,6 @@ fn read_ticket(path: &Path) -> Result<String, Failure> {
     }
     let bytes = fs::read(path).map_err(|err| refuse(err.to_string()))?;
     String::from_utf8(bytes).map_err(|_| refuse("it is not UTF-8 text".to_owned()))
-}
-
-/// `$XDG_CACHE_HOME/plumb/tags`, else `$HOME/.cache/plumb/tags`; `None` without either (no cache).
-fn cache_dir() -> Option<PathBuf> {
-    let set = |key: &str| {
-        std::env::var_os(key)
-            .filter(|value| !value.is_empty())
-            .map(PathBuf::from)
-    };
-    let cache = set("XDG_CACHE_HOME").or_else(|| set("HOME").map(|home| home.join(".cache")))?;
-    Some(cache.join("plumb").join("tags"))
 }
 
 /// Writes `bytes` to a file beside `path`, then renames it over `path`, so a reader never sees half

@@ -20,6 +20,7 @@ pub mod callables;
 mod history;
 pub mod outline;
 mod parser;
+mod pool;
 pub mod prompt;
 mod python_indent;
 pub mod rank;

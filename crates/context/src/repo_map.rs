@@ -13,7 +13,6 @@
 use std::fs;
 use std::io;
 use std::path::{Component, Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 use ignore::WalkBuilder;
 use plumb_workspace::Tree;
@@ -246,9 +245,7 @@ impl<'f> FileLines<'f> {
     const MAX_THREADS: usize = 8;
 
     fn new(tree: &'f Tree, files: &'f [FileEntry]) -> Self {
-        let threads = std::thread::available_parallelism()
-            .map_or(1, |n| n.get())
-            .min(Self::MAX_THREADS);
+        let threads = crate::pool::threads(Self::MAX_THREADS);
         FileLines {
             tree,
             files,
@@ -276,44 +273,14 @@ impl<'f> FileLines<'f> {
     }
 }
 
-/// `file_line` for every file of `batch`, in order, on up to `threads` threads pulling from a shared index.
+/// `file_line` for every file of `batch`, in order, on up to `threads` threads.
 fn render_batch(tree: &Tree, batch: &[FileEntry], threads: usize) -> Vec<String> {
-    let threads = threads.min(batch.len());
-    if threads <= 1 {
-        return batch.iter().map(|file| file_line(tree, file)).collect();
-    }
-    let next = AtomicUsize::new(0);
-    let mut lines = vec![String::new(); batch.len()];
-    std::thread::scope(|scope| {
-        let workers: Vec<_> = (0..threads)
-            .map(|_| {
-                scope.spawn(|| {
-                    let mut mine = Vec::new();
-                    loop {
-                        let index = next.fetch_add(1, Ordering::Relaxed);
-                        let Some(file) = batch.get(index) else {
-                            return mine;
-                        };
-                        mine.push((index, file_line(tree, file)));
-                    }
-                })
-            })
-            .collect();
-        for worker in workers {
-            // A worker that panicked leaves its files as bare names; the panic itself is not ours to rethrow.
-            for (index, line) in worker.join().unwrap_or_default() {
-                if let Some(slot) = lines.get_mut(index) {
-                    *slot = line;
-                }
-            }
-        }
-    });
-    for (line, file) in lines.iter_mut().zip(batch) {
-        if line.is_empty() {
-            *line = file_name(file);
-        }
-    }
-    lines
+    crate::pool::map_slice(batch, threads, |file| file_line(tree, file))
+        .into_iter()
+        .zip(batch)
+        // A file whose thread panicked is listed by name.
+        .map(|(line, file)| line.unwrap_or_else(|| file_name(file)))
+        .collect()
 }
 
 fn more_files_line(hidden: usize) -> String {

@@ -17,13 +17,13 @@
 use std::collections::HashMap;
 use std::fs;
 use std::path::Path;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use plumb_workspace::Tree;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
+use crate::pool;
 use crate::repo_map::{self, FileEntry};
 use crate::syntax::Language;
 use crate::tags::{self, Tag};
@@ -106,8 +106,8 @@ impl TagCache {
 /// different places never share one and the name says nothing about the path.
 pub fn cache_file_name(root: &Path) -> String {
     format!(
-        "{}.json",
-        hex(&Sha256::digest(root.as_os_str().as_encoded_bytes()))
+        "{:x}.json",
+        Sha256::digest(root.as_os_str().as_encoded_bytes())
     )
 }
 
@@ -121,11 +121,6 @@ struct Seen {
 pub fn build(tree: &Tree, cache: &mut TagCache) -> TagIndex {
     let root = tree.root();
     let walked = repo_map::walk(root, root);
-    let by_hash: HashMap<String, Vec<Tag>> = cache
-        .entries
-        .values()
-        .map(|entry| (entry.sha256.clone(), entry.tags.clone()))
-        .collect();
     let trusted_before = cache.written_ns.saturating_sub(RACY_NANOS);
 
     let mut stats = IndexStats {
@@ -135,6 +130,8 @@ pub fn build(tree: &Tree, cache: &mut TagCache) -> TagIndex {
     let mut files = Vec::with_capacity(walked.len());
     let mut entries = HashMap::with_capacity(walked.len());
     let mut to_read: Vec<(usize, &FileEntry, Language, Seen)> = Vec::new();
+    // Old entries not taken as they are: their tags may still serve a file with the same content.
+    let mut stale: Vec<CacheEntry> = Vec::new();
     for file in &walked {
         let path = slash_path(&file.rel);
         let language = Language::from_path(&file.rel).filter(|_| file.is_file);
@@ -162,11 +159,27 @@ pub fn build(tree: &Tree, cache: &mut TagCache) -> TagIndex {
                 }
                 entries.insert(path, entry);
             }
-            _ => to_read.push((index, file, language, seen)),
+            other => {
+                stale.extend(other);
+                to_read.push((index, file, language, seen));
+            }
         }
     }
+    // Whatever is left in the old entries is a file that is gone.
+    let gone = !cache.entries.is_empty();
+    stale.extend(cache.entries.drain().map(|(_, entry)| entry));
 
-    let read = read_all(tree, &to_read, &by_hash);
+    let read = if to_read.is_empty() {
+        Vec::new()
+    } else {
+        // Built only when some file must be read: a warm build with nothing changed skips it.
+        let by_hash: HashMap<&str, &Vec<Tag>> = entries
+            .values()
+            .chain(&stale)
+            .map(|entry: &CacheEntry| (entry.sha256.as_str(), &entry.tags))
+            .collect();
+        read_all(tree, &to_read, &by_hash)
+    };
     for ((index, _, _, seen), outcome) in to_read.iter().zip(read) {
         let Some((sha256, tags, parsed)) = outcome else {
             continue;
@@ -192,8 +205,7 @@ pub fn build(tree: &Tree, cache: &mut TagCache) -> TagIndex {
         slot.tags = tags;
     }
 
-    // Whatever is left in the old entries is a file that is gone.
-    cache.changed = stats.hashed > 0 || !cache.entries.is_empty() || cache.version != CACHE_VERSION;
+    cache.changed = stats.hashed > 0 || gone || cache.version != CACHE_VERSION;
     cache.entries = entries;
     cache.version = CACHE_VERSION;
     if cache.changed {
@@ -203,57 +215,27 @@ pub fn build(tree: &Tree, cache: &mut TagCache) -> TagIndex {
 }
 
 /// For each file to read: its hash, its tags, and whether they had to be parsed (`None` when the
-/// file could not be read as text). Spread over the cores, each thread pulling the next file.
+/// file could not be read as text). Spread over the cores.
 fn read_all(
     tree: &Tree,
     to_read: &[(usize, &FileEntry, Language, Seen)],
-    by_hash: &HashMap<String, Vec<Tag>>,
+    by_hash: &HashMap<&str, &Vec<Tag>>,
 ) -> Vec<Option<(String, Vec<Tag>, bool)>> {
     let one = |(_, file, language, _): &(usize, &FileEntry, Language, Seen)| {
         let source = repo_map::read_source(tree, &file.path)?;
-        let sha256 = hex(&Sha256::digest(source.as_bytes()));
-        Some(match by_hash.get(&sha256) {
-            Some(tags) => (sha256, tags.clone(), false),
+        let sha256 = format!("{:x}", Sha256::digest(source.as_bytes()));
+        Some(match by_hash.get(sha256.as_str()) {
+            Some(tags) => (sha256, (*tags).clone(), false),
             None => {
                 let tags = tags::tags(*language, &source);
                 (sha256, tags, true)
             }
         })
     };
-    let threads = std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
-        .min(MAX_THREADS)
-        .min(to_read.len());
-    if threads <= 1 {
-        return to_read.iter().map(one).collect();
-    }
-    let next = AtomicUsize::new(0);
-    let mut results: Vec<Option<(String, Vec<Tag>, bool)>> = vec![None; to_read.len()];
-    std::thread::scope(|scope| {
-        let workers: Vec<_> = (0..threads)
-            .map(|_| {
-                scope.spawn(|| {
-                    let mut mine = Vec::new();
-                    loop {
-                        let index = next.fetch_add(1, Ordering::Relaxed);
-                        let Some(item) = to_read.get(index) else {
-                            return mine;
-                        };
-                        mine.push((index, one(item)));
-                    }
-                })
-            })
-            .collect();
-        for worker in workers {
-            // A worker that panicked leaves its files without tags; the panic is not ours to rethrow.
-            for (index, result) in worker.join().unwrap_or_default() {
-                if let Some(slot) = results.get_mut(index) {
-                    *slot = result;
-                }
-            }
-        }
-    });
-    results
+    pool::map_slice(to_read, pool::threads(MAX_THREADS), one)
+        .into_iter()
+        .map(Option::flatten)
+        .collect()
 }
 
 /// Size and modification time of a walked file, without opening it.
@@ -286,15 +268,6 @@ fn slash_path(rel: &Path) -> String {
         .map(|c| c.as_os_str().to_string_lossy())
         .collect::<Vec<_>>()
         .join("/")
-}
-
-fn hex(bytes: &[u8]) -> String {
-    use std::fmt::Write;
-    let mut out = String::with_capacity(bytes.len() * 2);
-    for byte in bytes {
-        let _ = write!(out, "{byte:02x}");
-    }
-    out
 }
 
 #[cfg(test)]

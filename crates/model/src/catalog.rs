@@ -411,10 +411,21 @@ pub fn models_dir_from(env: impl Fn(&str) -> Option<OsString>) -> PathBuf {
     if let Some(dir) = set("PLUMB_MODELS_DIR") {
         return dir;
     }
-    let cache = set("XDG_CACHE_HOME")
-        .or_else(|| set("HOME").map(|home| home.join(".cache")))
-        .unwrap_or_else(|| PathBuf::from(".cache"));
-    cache.join("plumb").join("models")
+    cache_home_from(env)
+        .unwrap_or_else(|| PathBuf::from(".cache").join("plumb"))
+        .join("models")
+}
+
+/// plumb's cache folder, `$XDG_CACHE_HOME/plumb`, else `$HOME/.cache/plumb`; `None` when neither
+/// is set. The environment is passed in, so tests need not change the process's.
+pub fn cache_home_from(env: impl Fn(&str) -> Option<OsString>) -> Option<PathBuf> {
+    let set = |key: &str| {
+        env(key)
+            .filter(|value| !value.is_empty())
+            .map(PathBuf::from)
+    };
+    let cache = set("XDG_CACHE_HOME").or_else(|| set("HOME").map(|home| home.join(".cache")))?;
+    Some(cache.join("plumb"))
 }
 
 /// The installed file of `model` in [`models_dir`], if it is there with the right size. The size
