@@ -1,6 +1,7 @@
 //! plumb-context: syntax checking, the repo map and prompt assembly.
 //!
 //! - [`syntax`]: which languages we parse, and the edit check that refuses an edit adding a syntax error.
+//! - [`build_output`]: the build and test output folders (`target/`, `node_modules/`) no walk enters.
 //! - [`callables`]: every function and method of one source file, at any depth, with its owner.
 //! - [`outline`]: the definitions (classes, functions, methods, …) of one source file.
 //! - [`repo_map`]: a directory outline with those definitions, for the repo map and `list_files`.
@@ -16,6 +17,7 @@
 // plumb_workspace::Tree (clippy.toml's disallowed-methods, checked on the non-test build).
 #![cfg_attr(test, allow(clippy::disallowed_methods))]
 
+pub mod build_output;
 pub mod callables;
 mod history;
 pub mod outline;

@@ -12,6 +12,8 @@ use std::path::Path;
 use ignore::WalkBuilder;
 use plumb_workspace::Tree;
 
+use crate::build_output;
+
 /// Files larger than this are not candidates (generated code, data).
 const MAX_FILE_BYTES: u64 = 200_000;
 
@@ -45,7 +47,12 @@ pub fn relevant_code(tree: &Tree, ticket: &str, max_lines: usize) -> Option<Rele
         return None;
     }
     let mut best: Option<(usize, String, String)> = None;
-    for entry in WalkBuilder::new(root).hidden(true).build().flatten() {
+    for entry in WalkBuilder::new(root)
+        .hidden(true)
+        .filter_entry(build_output::keep_entry)
+        .build()
+        .flatten()
+    {
         let path = entry.path();
         // A walk does not follow links; a link or a FIFO named like source is not read either.
         if !entry.file_type().is_some_and(|kind| kind.is_file()) {
@@ -94,6 +101,7 @@ pub fn test_for(tree: &Tree, source: &str, max_lines: usize) -> Option<RelevantC
     let stem = Path::new(source).file_stem()?.to_str()?.to_lowercase();
     let mut found: Vec<String> = WalkBuilder::new(root)
         .hidden(true)
+        .filter_entry(build_output::keep_entry)
         .build()
         .flatten()
         .filter_map(|entry| {

@@ -17,6 +17,7 @@ use std::path::{Component, Path, PathBuf};
 use ignore::WalkBuilder;
 use plumb_workspace::Tree;
 
+use crate::build_output;
 use crate::outline::{self, Definition};
 use crate::syntax::Language;
 
@@ -126,12 +127,14 @@ pub(crate) fn walk(root: &Path, target: &Path) -> Vec<FileEntry> {
         .require_git(false)
         .follow_links(false)
         .sort_by_file_name(|a, b| a.cmp(b));
-    if target != root {
-        let target = target.to_path_buf();
-        builder.filter_entry(move |entry| {
-            entry.path().starts_with(&target) || target.starts_with(entry.path())
-        });
-    }
+    let target_path = target.to_path_buf();
+    let whole_tree = target == root;
+    builder.filter_entry(move |entry| {
+        let in_scope = whole_tree
+            || entry.path().starts_with(&target_path)
+            || target_path.starts_with(entry.path());
+        in_scope && build_output::keep_entry(entry)
+    });
     let mut files = Vec::new();
     for entry in builder.build().flatten() {
         let Some(file_type) = entry.file_type() else {

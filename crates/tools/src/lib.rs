@@ -20,6 +20,7 @@ mod new_test;
 mod read;
 mod registry;
 mod reindent;
+mod repeated;
 mod replace;
 pub mod search;
 pub mod shorten;

@@ -22,6 +22,7 @@ use serde_json::{Value, json};
 use crate::blocking::off_runtime;
 use crate::edit::{finish_edit, python_unshadow, read_text, resolve_for_write, with_note};
 use crate::new_test::rust_test;
+use crate::repeated::without_repeated_tail;
 use crate::tool::{Project, Tool};
 use crate::{ToolContext, ToolError, ToolOutput, args, search};
 use plumb_context::rust_tests::test_functions;
@@ -121,6 +122,13 @@ impl Tool for ReplaceFunction {
             Err(Missing::Refused(err)) => return Err(err),
         };
         check_code(language, &a.code, short)?;
+        let mut notes: Vec<String> = renamed.into_iter().collect();
+        if let Some((code, note)) =
+            without_repeated_tail(language, &before, &dedented(&a.code), short)
+        {
+            a.code = code;
+            notes.push(note);
+        }
         let (after, offset, code) = replaced(&before, span, &a.code);
         // Sent again after it was made, the same definition read "Edited" and the model took it
         // for progress: on HumanEvalFix Rust/67 the 1.5B model sent its right fix six rounds
@@ -131,9 +139,10 @@ impl Tool for ReplaceFunction {
                 a.name
             )));
         }
+        let note = (!notes.is_empty()).then(|| notes.concat());
         finish_edit(&path, &rel, &before, after, offset, &code)
             .await
-            .map(|out| with_note(out, renamed))
+            .map(|out| with_note(out, note))
     }
 }
 

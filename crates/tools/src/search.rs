@@ -2,14 +2,15 @@
 //!
 //! Steps: build one line-oriented matcher (the query escaped unless `regex`, smart case), walk the
 //! tree in parallel with `ignore` (honouring `.gitignore`, `.ignore` and `.git/info/exclude` even
-//! without a `.git` folder, never entering `.git`, not following symlinks), read each regular file
+//! without a `.git` folder, never entering `.git` or a build output folder such as a Cargo
+//! `target/` or `node_modules/` (`plumb_context::build_output`), not following symlinks), read each regular file
 //! through the confined reader (never a link, FIFO or device; at most [`MAX_SEARCHED_BYTES`]) and
 //! search its bytes with `grep-searcher`, then sort what the threads found so the output never depends on scheduling.
 //!
 //! Invariants: binary files (a NUL byte) contribute nothing, not even the matches seen before the
 //! NUL byte; `hits` holds at most `limit` rows, in path then line order; `total` counts every
 //! matching line, shown or not. Hidden files other than `.git` are searched (`.github/` and dot
-//! configs matter to tickets), so the matching `rg` command line is `rg --hidden -g '!.git'`. The
+//! configs matter to tickets), so the matching `rg` command line is `rg --hidden -g '!.git'` (plus a `-g '!…'` per build output folder). The
 //! user's global git excludes are not read: a search in a throwaway copy must not depend on whose
 //! machine it runs on.
 
@@ -102,7 +103,9 @@ pub fn search(req: &SearchRequest<'_>) -> Result<SearchResult, SearchError> {
         .hidden(false)
         .require_git(false)
         .git_global(false)
-        .filter_entry(|entry| entry.file_name() != ".git");
+        .filter_entry(|entry| {
+            entry.file_name() != ".git" && plumb_context::build_output::keep_entry(entry)
+        });
 
     let (sender, receiver) = mpsc::channel::<FileHits>();
     walker.build_parallel().run(|| {

@@ -346,6 +346,52 @@ fn a_rust_test_sent_as_replace_function_is_added_to_the_test_module() {
     );
 }
 
+/// The fix sent with a copy of the file's test module after it (what the 1.5B model did on
+/// HumanEvalFix Rust/8, copying the whole file it was shown): only the function is replaced —
+/// two `mod tests` would not compile and the right fix would be undone — and the model is told
+/// what was left out; the run then finishes verified.
+#[test]
+fn a_fix_sent_with_a_copy_of_the_test_module_replaces_the_function_alone() {
+    let repo = repo(
+        &[
+            ("Cargo.toml", ADDER),
+            ("src/lib.rs", ADDER_LIB),
+            (".gitignore", "/target\n"),
+        ],
+        "`add(2, 3)` returns -1; it should return 5.\n",
+    );
+    let module = ADDER_LIB.split_once("\n\n").unwrap().1;
+    let calls = [
+        (
+            "replace_function",
+            json!({"path": "src/lib.rs", "name": "add", "code": format!("pub fn add(a: i32, b: i32) -> i32 {{\n    a + b\n}}\n\n{module}")}),
+        ),
+        (
+            "edit_file",
+            json!({"path": "src/lib.rs", "old_text": "        assert_eq!(add(0, 0), 0);\n    }\n", "new_text": "        assert_eq!(add(0, 0), 0);\n    }\n\n    #[test]\n    fn two_and_three() {\n        assert_eq!(add(2, 3), 5);\n    }\n"}),
+        ),
+        ("done", json!({"summary": "add adds"})),
+    ];
+    let (output, _home) = fix(repo.path(), &calls, &["--sandbox", "bwrap"]);
+    let report = report(&output);
+    let answers = answers(&report);
+    let actual = (
+        output.status.code(),
+        report.outcome,
+        answers.first().is_some_and(|a| {
+            a.contains("plumb used only add from code: what followed it (mod tests)")
+                && a.contains("existing tests still pass")
+        }),
+        report.patch.contains("+mod tests") || report.patch.contains("+#[cfg(test)]"),
+    );
+    assert_eq!(
+        actual,
+        (Some(0), Outcome::Success, true, false),
+        "{answers:#?}\n{}",
+        stderr(&output)
+    );
+}
+
 const CLAMP: &str = "function clamp(x, low, high) {\n  if (x < low) return low;\n  if (x > high) return x;\n  return x;\n}\n\nmodule.exports = { clamp };\n";
 
 /// A JavaScript package whose `npm test` runs `runner`: the fix first, then a test appended to

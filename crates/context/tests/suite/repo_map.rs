@@ -17,8 +17,8 @@ fn write(root: &Path, rel: &str, content: &[u8]) {
     fs::write(path, content).unwrap();
 }
 
-/// A small project: sources in three languages, an ignored build folder and log, hidden folders, a nested
-/// .gitignore, a binary file, a large file and files of languages we do not parse.
+/// A small project: sources in three languages, an ignored build folder and log, build output no
+/// .gitignore names, hidden folders, a nested .gitignore, a binary file, a large file and files of languages we do not parse.
 fn project() -> TempDir {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
@@ -45,6 +45,24 @@ fn project() -> TempDir {
     );
     write(root, "blob.py", b"\x00\x01\x02def not_parsed():\n");
     write(root, "big.py", "x = 1\n".repeat(200_000).as_bytes());
+    // Build output a task's setup leaves without a .gitignore for it: a Cargo target folder
+    // (tagged CACHEDIR.TAG), node_modules, __pycache__.
+    write(
+        root,
+        "target/CACHEDIR.TAG",
+        b"Signature: 8a477f597d28d172789f06886806bc55\n",
+    );
+    write(root, "target/debug/deps/lib.d", b"src/lib.rs\n");
+    write(
+        root,
+        "node_modules/left-pad/index.js",
+        b"function leftPad() {}\n",
+    );
+    write(
+        root,
+        "billing/__pycache__/rates.cpython-311.pyc",
+        b"\x00\x01",
+    );
     write(root, "src/.gitignore", b"*.tmp\n");
     write(root, "src/scratch.tmp", b"temporary\n");
     write(

@@ -1,7 +1,8 @@
 //! The HumanEvalFix importer on the development split in `data/humanevalpack/`: every language's
 //! file gives 148 valid tasks whose repositories hold one commit, the base commit; on three fixed
 //! tasks per language, run on the host with the language's real runner, the buggy tree with the
-//! test patch fails the hidden test and the tree with the gold patch and the test patch passes it.
+//! test patch fails the hidden test and the tree with the gold patch and the test patch passes it;
+//! the test patch applies whatever the agent added at the end of the tree's files.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -100,6 +101,11 @@ fn task_faults(task: &Task, lang: Lang) -> Vec<String> {
     check(
         !task.problem_statement.contains("diff --git"),
         "ticket holds a diff",
+    );
+    let work = tempfile::tempdir().unwrap();
+    check(
+        test_patch_applies_after_added_tests(task, work.path()),
+        "the test patch does not apply after tests added at the end of the files",
     );
     faults
 }
@@ -236,17 +242,15 @@ fn host_command(lang: Lang, work: &Path) -> (Command, ReadOutcome) {
     }
 }
 
-/// The hidden tests' outcomes ("passed"/"failed"/"missing") in a fresh tree at the base commit
-/// with `patches` applied.
-fn hidden_outcomes(task: &Task, lang: Lang, work: &Path, patches: &[&str]) -> Vec<String> {
+/// The task's tree at its base commit, written to a fresh `tree` folder (without `.git`).
+fn check_out(task: &Task, tree: &Path) {
     let RepoSource::Git(repo) = &task.repo else {
         panic!("not a git task");
     };
-    let tree = work.join("tree");
     if tree.exists() {
-        fs::remove_dir_all(&tree).unwrap();
+        fs::remove_dir_all(tree).unwrap();
     }
-    fs::create_dir_all(&tree).unwrap();
+    fs::create_dir_all(tree).unwrap();
     let archive = Command::new("git")
         .current_dir(repo)
         .args(["archive", task.base_commit.as_deref().unwrap()])
@@ -254,13 +258,67 @@ fn hidden_outcomes(task: &Task, lang: Lang, work: &Path, patches: &[&str]) -> Ve
         .unwrap();
     let mut tar = Command::new("tar")
         .args(["-x", "-C"])
-        .arg(&tree)
+        .arg(tree)
         .stdin(std::process::Stdio::piped())
         .spawn()
         .unwrap();
     std::io::Write::write_all(tar.stdin.as_mut().unwrap(), &archive.stdout).unwrap();
     drop(tar.stdin.take());
     assert!(tar.wait().unwrap().success());
+}
+
+/// Every file under `dir`, at any depth.
+fn files_under(dir: &Path) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    for entry in fs::read_dir(dir).unwrap().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            files.extend(files_under(&path));
+        } else {
+            files.push(path);
+        }
+    }
+    files
+}
+
+/// Whether the test patch still applies when, besides the gold fix, the agent added lines at the
+/// end of every file of the tree — where it adds its own test (a Rust tree's `mod tests` ends
+/// its `src/lib.rs`). The score must not depend on where the agent put its test.
+fn test_patch_applies_after_added_tests(task: &Task, work: &Path) -> bool {
+    let tree = work.join("tree");
+    check_out(task, &tree);
+    let patch_file = work.join("fix.diff");
+    fs::write(&patch_file, task.patch.as_deref().unwrap()).unwrap();
+    git(&tree, &["apply", patch_file.to_str().unwrap()]);
+    for path in files_under(&tree) {
+        let Ok(text) = fs::read_to_string(&path) else {
+            continue;
+        };
+        let Some((body, last)) = text.trim_end_matches('\n').rsplit_once('\n') else {
+            continue;
+        };
+        fs::write(
+            &path,
+            format!("{body}\nadded by the agent\n{last}\nand after\n"),
+        )
+        .unwrap();
+    }
+    let test_patch = work.join("test.diff");
+    fs::write(&test_patch, task.test_patch.as_deref().unwrap()).unwrap();
+    Command::new("git")
+        .current_dir(&tree)
+        .args(["apply", "--check", test_patch.to_str().unwrap()])
+        .output()
+        .unwrap()
+        .status
+        .success()
+}
+
+/// The hidden tests' outcomes ("passed"/"failed"/"missing") in a fresh tree at the base commit
+/// with `patches` applied.
+fn hidden_outcomes(task: &Task, lang: Lang, work: &Path, patches: &[&str]) -> Vec<String> {
+    let tree = work.join("tree");
+    check_out(task, &tree);
     for patch in patches {
         let patch_file = work.join("change.diff");
         fs::write(&patch_file, patch).unwrap();

@@ -7,8 +7,11 @@
 //! `#[cfg(test)] mod tests` whose one test only says the crate builds: the project then has a
 //! test command plumb detects (`cargo test`) and a baseline that runs. The hidden test is
 //! `src/hidden.rs` (`use super::*;` and the record's `mod tests`), compiled through a
-//! `#[cfg(test)] mod hidden;` line that `test_patch` appends to `src/lib.rs`; its ids are
-//! `hidden::tests::<fn>`, as libtest prints them. The setup command is `cargo test --no-run`:
+//! `#[cfg(test)] mod hidden;` line that `test_patch` puts at the top of `src/lib.rs`; its ids are
+//! `hidden::tests::<fn>`, as libtest prints them. At the top, not the end: the end of the file is
+//! the tests module, where the agent is asked to add its own test, and a hunk whose context is
+//! the module's last lines would not apply on top of such a patch (a right, verified fix of
+//! Rust/3 was scored unresolved that way). The setup command is `cargo test --no-run`:
 //! it fetches the dependencies (the only step that needs the network) and builds them and the
 //! test binary into `target/`, which the setup snapshot gives every check tree of the ladder and
 //! the scoring tree, so they rebuild only the crate itself (with `cargo fetch`, each compiled
@@ -26,7 +29,7 @@ const BUILDS_TEST: &str = "\n#[cfg(test)]\nmod tests {\n    \
                            // HumanEvalPack gives no example tests for its Rust tasks.\n    \
                            #[test]\n    fn builds() {}\n}\n";
 
-const HIDDEN_MOD: &str = "\n#[cfg(test)]\nmod hidden;\n";
+const HIDDEN_MOD: &str = "#[cfg(test)]\nmod hidden;\n";
 
 pub(crate) fn layout(problem: &Problem) -> Result<Layout, String> {
     let module =
@@ -52,7 +55,7 @@ pub(crate) fn layout(problem: &Problem) -> Result<Layout, String> {
         ),
         hidden: vec![
             ("src/hidden.rs".into(), hidden),
-            ("src/lib.rs".into(), format!("{buggy}{HIDDEN_MOD}")),
+            ("src/lib.rs".into(), format!("{HIDDEN_MOD}{buggy}")),
         ],
         fail_to_pass: tests
             .iter()
