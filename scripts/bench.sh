@@ -10,6 +10,9 @@
 #     --pytest-runs N   run the BILL-412 suite N times per backend (default 10)
 #   scripts/bench.sh sse          the server-sent events parser on one line of 1, 4 and 16 MiB
 #     --runs N          repeat every measurement N times (default 7)
+#   scripts/bench.sh search --tree DIR   search_code beside ripgrep on a large tree (e.g. the
+#                                 SymPy sdist scripts/repomap_bench.py unpacks)
+#     --runs N          repeat every query N times (default 7)
 #   scripts/bench.sh all          the engine's and the sandbox's tables, the engine's first
 # Needs git, Python 3 with pytest and ripgrep, and for the sandbox table bubblewrap and runsc
 # (gVisor runs only as root); scripts/setup-test-deps.sh installs what is missing. A backend

@@ -8,11 +8,19 @@ token counter replaced by the same bytes/3 estimate `plumb map` uses, so both fi
 budget). Each measurement is a fresh process; peak memory is that process's maximum resident set
 (`wait4`).
 
-Trees come from PyPI sdists (`pip download --no-binary :all:`), unpacked once under
-$PLUMB_BENCH_DIR (default /tmp/plumb-repomap-bench):
+Trees come from the package registries, unpacked once under $PLUMB_BENCH_DIR (default
+/tmp/plumb-repomap-bench): a PyPI sdist (`NAME==VERSION`, `pip download --no-binary :all:`), a
+crate from crates.io (`crate:NAME==VERSION`, from static.crates.io) or an npm package
+(`npm:NAME@VERSION`, from registry.npmjs.org; its `src/` folder when it ships one, the TypeScript
+sources, else the whole package):
 
     python3 scripts/repomap_bench.py --tree sympy==1.14.0 [--tokens 2048] [--runs 3]
         [--plumb target/release/plumb] [--aider-python /opt/plumb-bench/aider-0.86.2/bin/python]
+    python3 scripts/repomap_bench.py --tree crate:tokio==1.48.0
+    python3 scripts/repomap_bench.py --tree npm:effect@3.19.9
+
+A tree's language is the one most of its source files are in; the "one file changed" run appends
+a comment to one file of it.
 
 Aider is installed with `python3 -m venv /opt/plumb-bench/aider-0.86.2 &&
 /opt/plumb-bench/aider-0.86.2/bin/pip install aider-chat==0.86.2`; without it only plumb's rows
@@ -30,6 +38,7 @@ import sys
 import tarfile
 import tempfile
 import time
+import urllib.request
 from pathlib import Path
 
 AIDER_SNIPPET = r"""
@@ -73,8 +82,49 @@ def run_with_peak(argv, env=None):
         return wall, usage.ru_maxrss / 1024, out.read().decode()
 
 
+def download(url, archive):
+    if not archive.exists():
+        archive.parent.mkdir(parents=True, exist_ok=True)
+        partial = archive.with_suffix(".part")
+        with urllib.request.urlopen(url, timeout=300) as answer, open(partial, "wb") as out:
+            shutil.copyfileobj(answer, out)
+        partial.rename(archive)
+    return archive
+
+
+def fetch_crate(spec, bench_dir):
+    """The unpacked crate `name==version` from crates.io, downloaded once."""
+    name, _, version = spec.partition("==")
+    tree = bench_dir / f"{name}-{version}"
+    if not tree.is_dir():
+        archive = download(f"https://static.crates.io/crates/{name}/{name}-{version}.crate",
+                           bench_dir / "downloads" / f"{name}-{version}.crate")
+        with tarfile.open(archive) as tar:
+            tar.extractall(bench_dir, filter="data")
+    return tree
+
+
+def fetch_npm(spec, bench_dir):
+    """The unpacked npm package `name@version` (its `src/` when it has one), downloaded once."""
+    name, _, version = spec.rpartition("@")
+    plain = name.split("/")[-1]
+    folder = bench_dir / f"npm-{plain}-{version}"
+    if not folder.is_dir():
+        archive = download(f"https://registry.npmjs.org/{name}/-/{plain}-{version}.tgz",
+                           bench_dir / "downloads" / f"{plain}-{version}.tgz")
+        folder.mkdir(parents=True)
+        with tarfile.open(archive) as tar:
+            tar.extractall(folder, filter="data")
+    package = folder / "package"
+    return package / "src" if (package / "src").is_dir() else package
+
+
 def fetch_tree(spec, bench_dir):
-    """The unpacked sdist of `name==version`, downloaded once."""
+    """The unpacked tree `spec` names (see the module's docstring), downloaded once."""
+    if spec.startswith("crate:"):
+        return fetch_crate(spec.removeprefix("crate:"), bench_dir)
+    if spec.startswith("npm:"):
+        return fetch_npm(spec.removeprefix("npm:"), bench_dir)
     name, _, version = spec.partition("==")
     tree = bench_dir / f"{name}-{version}"
     if tree.is_dir():
@@ -92,21 +142,43 @@ def fetch_tree(spec, bench_dir):
     return tree
 
 
-def lines_of_source(tree):
+# Source file suffixes plumb parses, by language, and how a line comment starts in each.
+LANGUAGES = {
+    "Python": ((".py",), b"#"),
+    "Rust": ((".rs",), b"//"),
+    "TypeScript": ((".ts", ".tsx"), b"//"),
+    "JavaScript": ((".js", ".mjs", ".cjs", ".jsx"), b"//"),
+    "Go": ((".go",), b"//"),
+    "Java": ((".java",), b"//"),
+}
+
+
+def source_files(tree, language):
+    suffixes = LANGUAGES[language][0]
+    return sorted(p for p in tree.rglob("*") if p.is_file() and p.name.endswith(suffixes)
+                  and not p.name.endswith(".d.ts"))
+
+
+def main_language(tree):
+    return max(LANGUAGES, key=lambda language: len(source_files(tree, language)))
+
+
+def lines_of_source(tree, language):
     files = lines = 0
-    for path in tree.rglob("*.py"):
+    for path in source_files(tree, language):
         files += 1
         with open(path, "rb") as f:
             lines += sum(1 for _ in f)
     return files, lines
 
 
-def touch_one(tree):
+def touch_one(tree, language):
     """Appends a comment to one source file and returns a function that restores it."""
-    target = sorted(tree.rglob("*.py"))[len(list(tree.rglob("*.py"))) // 2]
+    files = source_files(tree, language)
+    target = files[len(files) // 2]
     before = target.read_bytes()
     stat = target.stat()
-    target.write_bytes(before + b"\n# touched by repomap_bench\n")
+    target.write_bytes(before + b"\n" + LANGUAGES[language][1] + b" touched by repomap_bench\n")
 
     def restore():
         target.write_bytes(before)
@@ -115,7 +187,7 @@ def touch_one(tree):
     return target, restore
 
 
-def plumb_rows(plumb, tree, tokens, runs):
+def plumb_rows(plumb, tree, language, tokens, runs):
     cache = Path(tempfile.mkdtemp(prefix="plumb-map-cache-"))
     env = dict(os.environ, XDG_CACHE_HOME=str(cache))
     argv = [plumb, "map", "--repo", str(tree), "--tokens", str(tokens), "--json"]
@@ -128,7 +200,7 @@ def plumb_rows(plumb, tree, tokens, runs):
         rows["cold"].append((wall, peak))
         wall, peak, _ = run_with_peak(argv, env)
         rows["warm"].append((wall, peak))
-        target, restore = touch_one(tree)
+        target, restore = touch_one(tree, language)
         try:
             wall, peak, out = run_with_peak(argv, env)
             changed = json.loads(out)["index"]
@@ -141,7 +213,7 @@ def plumb_rows(plumb, tree, tokens, runs):
     return rows, detail
 
 
-def aider_rows(python, tree, tokens, runs):
+def aider_rows(python, tree, language, tokens, runs):
     """Aider's seconds are those of `RepoMap` alone, its Python imports (2–5 s) left out: the
     comparison is of the map's work, to Aider's advantage."""
     cache = tree / ".aider.tags.cache.v4"
@@ -160,7 +232,7 @@ def aider_rows(python, tree, tokens, runs):
         sample, detail = measured()
         rows["cold"].append(sample)
         rows["warm"].append(measured()[0])
-        _, restore = touch_one(tree)
+        _, restore = touch_one(tree, language)
         try:
             rows["warm, one file changed"].append(measured()[0])
         finally:
@@ -183,7 +255,8 @@ def cpu_name():
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--tree", default="sympy==1.14.0", help="a PyPI sdist name==version, or a folder")
+    parser.add_argument("--tree", default="sympy==1.14.0",
+                        help="NAME==VERSION (PyPI), crate:NAME==VERSION, npm:NAME@VERSION, or a folder")
     parser.add_argument("--tokens", type=int, default=2048)
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--plumb", default=os.path.join(os.environ.get("CARGO_TARGET_DIR", "target"), "release", "plumb"))
@@ -192,13 +265,14 @@ def main():
 
     bench_dir = Path(os.environ.get("PLUMB_BENCH_DIR", "/tmp/plumb-repomap-bench"))
     tree = Path(args.tree) if os.path.isdir(args.tree) else fetch_tree(args.tree, bench_dir)
-    files, lines = lines_of_source(tree)
-    print(f"tree: {tree} ({files} Python files, {lines:,} lines); budget {args.tokens} tokens "
+    language = main_language(tree)
+    files, lines = lines_of_source(tree, language)
+    print(f"tree: {tree} ({files} {language} files, {lines:,} lines); budget {args.tokens} tokens "
           f"(bytes/3); {args.runs} runs; {cpu_name()}\n")
 
-    results = {"plumb map": plumb_rows(args.plumb, tree, args.tokens, args.runs)}
+    results = {"plumb map": plumb_rows(args.plumb, tree, language, args.tokens, args.runs)}
     if os.path.exists(args.aider_python):
-        results["Aider RepoMap"] = aider_rows(args.aider_python, tree, args.tokens, args.runs)
+        results["Aider RepoMap"] = aider_rows(args.aider_python, tree, language, args.tokens, args.runs)
     else:
         print(f"(no Aider at {args.aider_python}: its rows are left out)\n")
 

@@ -13,8 +13,8 @@ gold files are all among the first k files of the ranking. Two rankings of the s
   not ranked.
 
 Trees: the records' own base commits where data/swebench has them (marshmallow); otherwise the
-PyPI sdist of the project's last release uploaded before the record was created (its problem
-statement's date), which is near the base commit but not it — a gold file missing from that sdist
+PyPI sdist of the newest release of the record's version series (e.g. 0.6.x) uploaded before the
+record was created, which is near the base commit but not it — a gold file missing from that sdist
 is reported and the record left out of both rankings' counts.
 
     python3 scripts/repomap_recall.py [--records data/swebench/lite-dev.jsonl]
@@ -33,6 +33,7 @@ import subprocess
 import sys
 import tarfile
 import tempfile
+import urllib.parse
 import urllib.request
 import zipfile
 from pathlib import Path
@@ -114,21 +115,28 @@ def gold_files(patch):
     return sorted(set(re.findall(r"^diff --git a/(\S+) b/", patch, re.M)))
 
 
-def pypi_release_before(project, created_at):
-    """The newest release with an sdist uploaded before `created_at` (ISO date)."""
-    with urllib.request.urlopen(f"https://pypi.org/pypi/{project}/json", timeout=60) as answer:
+def pypi_release_before(project, series, created_at):
+    """The newest final release of the `series` (e.g. "0.6": 0.6, 0.6.x) with an sdist uploaded
+    before `created_at` (ISO date); the newest final release before it when the series has none."""
+    index_url = f"https://pypi.org/pypi/{project}/json"
+    with urllib.request.urlopen(index_url, timeout=60) as answer:
         releases = json.load(answer)["releases"]
-    best = None
+    candidates = []
     for version, files in releases.items():
+        if not re.fullmatch(r"[0-9]+(\.[0-9]+)*", version):
+            continue  # a pre-release, a dev or post release
         for file in files:
             if file["packagetype"] != "sdist" or file.get("yanked"):
                 continue
             uploaded = file["upload_time_iso_8601"]
-            if uploaded < created_at and (best is None or uploaded > best[0]):
-                best = (uploaded, version, file["url"], file["filename"])
-    if best is None:
+            if uploaded < created_at:
+                in_series = version == series or version.startswith(series + ".")
+                url = urllib.parse.urljoin(index_url, file["url"])
+                candidates.append((in_series, uploaded, version, url, file["filename"]))
+    if not candidates:
         sys.exit(f"{project}: no sdist on PyPI before {created_at}")
-    return best
+    _, uploaded, version, url, filename = max(candidates)
+    return uploaded, version, url, filename
 
 
 def unpack(archive, into):
@@ -153,7 +161,9 @@ def tree_for(record):
             unpack(repo_tarball, folder)
         return (only_child(folder), f"base commit {base}")
     project = PYPI_NAMES[record["repo"]]
-    uploaded, version, url, filename = pypi_release_before(project, record["created_at"])
+    uploaded, version, url, filename = pypi_release_before(
+        project, record["version"], record["created_at"]
+    )
     archive = bench_dir() / "sdists" / filename
     if not archive.exists():
         archive.parent.mkdir(parents=True, exist_ok=True)

@@ -237,15 +237,15 @@ fn append(path: &Path, i: usize) -> Result<()> {
     Ok(())
 }
 
-/// `plumb-bench __search ROOT QUERY`: one search and its rendering on stdout, for the
-/// fresh-process measurement.
-pub fn search_once(root: &Path, query: &str) -> Result<()> {
+/// `plumb-bench __search ROOT QUERY [--regex]`: one search and its rendering on stdout, for the
+/// fresh-process measurements.
+pub fn search_once(root: &Path, query: &str, regex: bool) -> Result<()> {
     let tree = Tree::new(root)?;
     let request = SearchRequest {
         tree: &tree,
         dir: None,
         query,
-        regex: false,
+        regex,
         limit: DEFAULT_LIMIT,
     };
     let result = search(&request)?;

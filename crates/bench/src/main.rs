@@ -9,6 +9,7 @@
 //! - `sandbox`: spawn overhead per command of the `none`, `bwrap` and `gvisor` backends
 //!   ([`sandbox`]), then its table ([`sandbox_report`]).
 //! - `sse`: the server-sent events parser on one long line of 1, 4 and 16 MiB ([`sse`]).
+//! - `search`: `search_code` beside ripgrep on a large tree given with `--tree` ([`search_tree`]).
 //! - `all`: the engine page, then the sandbox page.
 //!
 //! Usage: see [`USAGE`]. An option of one table is refused when only the other runs, so no
@@ -26,6 +27,7 @@ mod rng;
 mod sandbox;
 mod sandbox_report;
 mod scenario;
+mod search_tree;
 mod sse;
 mod table;
 
@@ -41,9 +43,12 @@ const USAGE: &str = "usage: plumb-bench [engine|sandbox|sse|all] [options]
   engine            the engine's table (the default)
   sandbox           spawn overhead of the none, bwrap and gvisor sandboxes per command
   sse               the server-sent events parser on one line of 1, 4 and 16 MiB
+  search            search_code beside rg on a large tree (--tree DIR)
   all               the engine's and the sandbox's tables, the engine's first
-engine and sse options:
+engine, sse and search options:
   --runs N          repeat every measurement N times (default 7)
+search options:
+  --tree DIR        the tree to search (e.g. an unpacked sdist of SymPy)
   --dir PATH        write the generated repository into PATH (a new or empty folder) and keep it
 sandbox options:
   --true-runs N     run `true` N times per backend (default 50)
@@ -55,6 +60,7 @@ enum Tables {
     Engine,
     Sandbox,
     Sse,
+    Search,
     All,
 }
 
@@ -65,7 +71,10 @@ impl Tables {
 
     /// Whether `--runs` means something: the engine's and the parser's tables repeat.
     fn repeats(self) -> bool {
-        matches!(self, Tables::Engine | Tables::Sse | Tables::All)
+        matches!(
+            self,
+            Tables::Engine | Tables::Sse | Tables::Search | Tables::All
+        )
     }
 
     fn sandbox(self) -> bool {
@@ -78,6 +87,7 @@ struct Args {
     tables: Tables,
     runs: usize,
     dir: Option<PathBuf>,
+    tree: Option<PathBuf>,
     sandbox: sandbox::Options,
 }
 
@@ -96,6 +106,7 @@ fn parse_args(raw: &[String]) -> Result<Args> {
         tables: Tables::Engine,
         runs: DEFAULT_RUNS,
         dir: None,
+        tree: None,
         sandbox: sandbox::Options {
             true_runs: sandbox::DEFAULT_TRUE_RUNS,
             pytest_runs: sandbox::DEFAULT_PYTEST_RUNS,
@@ -105,10 +116,11 @@ fn parse_args(raw: &[String]) -> Result<Args> {
     let mut iter = raw.iter().enumerate();
     while let Some((index, arg)) = iter.next() {
         match arg.as_str() {
-            "engine" | "sandbox" | "sse" | "all" if index == 0 => {
+            "engine" | "sandbox" | "sse" | "search" | "all" if index == 0 => {
                 args.tables = match arg.as_str() {
                     "sandbox" => Tables::Sandbox,
                     "sse" => Tables::Sse,
+                    "search" => Tables::Search,
                     "all" => Tables::All,
                     _ => Tables::Engine,
                 };
@@ -121,6 +133,10 @@ fn parse_args(raw: &[String]) -> Result<Args> {
                 let (_, value) = iter.next().context("--dir needs a folder")?;
                 args.dir = Some(PathBuf::from(value));
                 engine_flag = Some(arg);
+            }
+            "--tree" => {
+                let (_, value) = iter.next().context("--tree needs a folder to search")?;
+                args.tree = Some(PathBuf::from(value));
             }
             "--true-runs" => {
                 args.sandbox.true_runs = count(arg, iter.next().map(|(_, v)| v))?;
@@ -139,7 +155,7 @@ fn parse_args(raw: &[String]) -> Result<Args> {
     }
     if let (Some(flag), false) = (runs_flag, args.tables.repeats()) {
         bail!(
-            "{flag} is an option of the engine and sse tables; drop it or run `plumb-bench engine`, `sse` or `all`"
+            "{flag} is an option of the engine, sse and search tables; drop it or run `plumb-bench engine`, `sse`, `search` or `all`"
         );
     }
     if let (Some(flag), false) = (engine_flag, args.tables.engine()) {
@@ -152,6 +168,15 @@ fn parse_args(raw: &[String]) -> Result<Args> {
             "{flag} is an option of the sandbox table; run `plumb-bench sandbox {flag} N` or `all`"
         );
     }
+    match (&args.tree, args.tables) {
+        (None, Tables::Search) => bail!(
+            "the search table needs the tree to search: `plumb-bench search --tree DIR` (an unpacked sdist, a checkout)"
+        ),
+        (Some(_), tables) if tables != Tables::Search => {
+            bail!("--tree is an option of the search table; run `plumb-bench search --tree DIR`")
+        }
+        _ => {}
+    }
     Ok(args)
 }
 
@@ -159,9 +184,10 @@ fn main() -> Result<()> {
     let raw: Vec<String> = std::env::args().skip(1).collect();
     if raw.first().map(String::as_str) == Some("__search") {
         let (Some(root), Some(query)) = (raw.get(1), raw.get(2)) else {
-            bail!("usage: plumb-bench __search ROOT QUERY");
+            bail!("usage: plumb-bench __search ROOT QUERY [--regex]");
         };
-        return engine::search_once(&PathBuf::from(root), query);
+        let regex = raw.get(3).map(String::as_str) == Some("--regex");
+        return engine::search_once(&PathBuf::from(root), query, regex);
     }
     let args = parse_args(&raw)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -175,6 +201,17 @@ fn main() -> Result<()> {
             println!();
         }
         run_sandbox(args.sandbox, &runtime)?;
+    }
+    if let (Tables::Search, Some(tree)) = (args.tables, &args.tree) {
+        eprintln!(
+            "bench: search_code beside rg on {}, {} runs",
+            tree.display(),
+            args.runs
+        );
+        print!(
+            "{}",
+            search_tree::measure(tree, args.runs, &machine::describe())?
+        );
     }
     if args.tables == Tables::Sse {
         eprintln!("bench: the server-sent events parser, {} runs", args.runs);
@@ -273,11 +310,33 @@ mod tests {
             tables: Tables::Sandbox,
             runs: DEFAULT_RUNS,
             dir: None,
+            tree: None,
             sandbox: sandbox::Options {
                 true_runs: 20,
                 pytest_runs: 3,
             },
         };
+        assert_eq!(actual, expected);
+    }
+
+    #[test]
+    fn the_search_table_needs_its_tree_and_only_it_takes_one() {
+        let actual = (
+            parse(&["search", "--tree", "/tmp/sympy", "--runs", "3"])
+                .map(|args| (args.tables, args.tree, args.runs))
+                .unwrap(),
+            parse(&["search"]).map(|_| ()).unwrap_err().to_string(),
+            parse(&["--tree", "/tmp/sympy"])
+                .map(|_| ())
+                .unwrap_err()
+                .to_string(),
+        );
+
+        let expected = (
+            (Tables::Search, Some(PathBuf::from("/tmp/sympy")), 3),
+            "the search table needs the tree to search: `plumb-bench search --tree DIR` (an unpacked sdist, a checkout)".to_string(),
+            "--tree is an option of the search table; run `plumb-bench search --tree DIR`".to_string(),
+        );
         assert_eq!(actual, expected);
     }
 
@@ -296,7 +355,7 @@ mod tests {
             actual,
             [
                 "--true-runs is an option of the sandbox table; run `plumb-bench sandbox --true-runs N` or `all`",
-                "--runs is an option of the engine and sse tables; drop it or run `plumb-bench engine`, `sse` or `all`",
+                "--runs is an option of the engine, sse and search tables; drop it or run `plumb-bench engine`, `sse`, `search` or `all`",
                 "--runs sandbox: give a whole number above 0",
             ]
         );

@@ -15,6 +15,7 @@ use std::ops::Range;
 
 use tree_sitter::Node;
 
+use crate::c_family::{declared_name, function_declarator, split_owner};
 use crate::parser;
 use crate::syntax::Language;
 
@@ -133,6 +134,12 @@ impl Walk<'_> {
             (Language::JavaScript | Language::TypeScript | Language::Tsx, kind) => {
                 self.js_callable(node, kind)
             }
+            // `int total(…) {…}`; in C++ also `void Ledger::post(…) {…}`, owned by `Ledger`.
+            (Language::C | Language::Cpp, "function_definition") => {
+                let name = declared_name(function_declarator(node)?, self.source)?;
+                let (short, owner) = split_owner(&name);
+                Some((short, node, owner))
+            }
             _ => None,
         }
     }
@@ -246,6 +253,10 @@ impl Walk<'_> {
                 | "interface_declaration"
                 | "internal_module"
                 | "module",
+            ) => self.field_text(node, "name"),
+            (
+                Language::Cpp,
+                "class_specifier" | "struct_specifier" | "union_specifier" | "namespace_definition",
             ) => self.field_text(node, "name"),
             _ => None,
         }

@@ -3,6 +3,7 @@
 //! - [`syntax`]: which languages we parse, and the edit check that refuses an edit adding a syntax error.
 //! - [`build_output`]: the build and test output folders (`target/`, `node_modules/`) no walk enters.
 //! - [`callables`]: every function and method of one source file, at any depth, with its owner.
+//! - [`notes`]: the project notes (`AGENTS.md`, …) from the root down to the folders in play.
 //! - [`outline`]: the definitions (classes, functions, methods, …) of one source file.
 //! - [`repo_map`]: a directory outline with those definitions, for the repo map and `list_files`.
 //! - [`prompt`]: what the model sees in every request; `history.rs` bounds the history in it, and
@@ -18,8 +19,10 @@
 #![cfg_attr(test, allow(clippy::disallowed_methods))]
 
 pub mod build_output;
+mod c_family;
 pub mod callables;
 mod history;
+pub mod notes;
 pub mod outline;
 mod parser;
 mod pool;

@@ -13,6 +13,8 @@ use tree_sitter::Node;
 use crate::parser;
 use crate::syntax::Language;
 
+mod c_family;
+
 /// What a definition is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum DefKind {
@@ -42,7 +44,12 @@ impl DefKind {
                 Language::Python => "def",
                 Language::Rust => "fn",
                 Language::Go => "func",
-                Language::JavaScript | Language::TypeScript | Language::Tsx | Language::Java => {
+                Language::JavaScript
+                | Language::TypeScript
+                | Language::Tsx
+                | Language::Java
+                | Language::C
+                | Language::Cpp => {
                     if self == DefKind::Method {
                         "method"
                     } else {
@@ -57,7 +64,9 @@ impl DefKind {
                 | Language::TypeScript
                 | Language::Tsx
                 | Language::Go
-                | Language::Java => "namespace",
+                | Language::Java
+                | Language::C
+                | Language::Cpp => "namespace",
             },
             DefKind::Class => "class",
             DefKind::Struct => "struct",
@@ -102,6 +111,7 @@ fn collect(lang: Language, source: &str) -> Collector<'_> {
         source,
         defs: Vec::new(),
         spans: Vec::new(),
+        prototypes: Vec::new(),
     };
     let Some(tree) = parser::parse(lang, source) else {
         return out;
@@ -113,6 +123,10 @@ fn collect(lang: Language, source: &str) -> Collector<'_> {
         Language::JavaScript | Language::TypeScript | Language::Tsx => js_block(&mut out, root, 0),
         Language::Go => go_file(&mut out, root),
         Language::Java => java_block(&mut out, root, 0),
+        Language::C | Language::Cpp => {
+            c_family::block(&mut out, root, 0);
+            c_family::drop_defined_prototypes(&mut out);
+        }
     }
     out
 }
@@ -122,6 +136,9 @@ struct Collector<'s> {
     defs: Vec<Definition>,
     /// The bytes of each definition in `defs`.
     spans: Vec<Range<usize>>,
+    /// C and C++: the indexes in `defs` of functions only declared (prototypes), for
+    /// `c_family::drop_defined_prototypes`.
+    prototypes: Vec<usize>,
 }
 
 impl Collector<'_> {

@@ -12,6 +12,7 @@ use plumb_protocol::{Message, ToolCall};
 
 pub use crate::history::shown_whole;
 use crate::history::{self, Shown};
+use crate::notes::NotesFile;
 
 /// The rules every request starts with.
 pub const RULES: &str = "You are plumb's fixer. You change the code of one project so that the ticket below is resolved, working only through the tools you are given: search_code, read_file, list_files, edit_file, create_file, run_tests, run and done. There is no shell.
@@ -66,8 +67,8 @@ pub fn rules(code_up_front: bool, fix_first: bool, figures: bool) -> String {
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct FirstMessage<'a> {
     pub ticket: &'a str,
-    /// The project notes file's name and text, when there is one.
-    pub notes: Option<(&'a str, &'a str)>,
+    /// The project notes files that apply, root first (`notes.rs`).
+    pub notes: &'a [NotesFile],
     pub test_command: &'a str,
     /// The baseline test run, one line ("412 passed").
     pub baseline: &'a str,
@@ -79,10 +80,11 @@ pub struct FirstMessage<'a> {
 /// The first user message: the ticket always on top, then what the project says about itself.
 pub fn first_message(parts: &FirstMessage<'_>) -> String {
     let mut text = format!("# Ticket\n\n{}\n", parts.ticket.trim_end());
-    if let Some((name, notes)) = parts.notes {
+    for notes in parts.notes {
         text.push_str(&format!(
-            "\n# Project notes ({name})\n\n{}\n",
-            notes.trim_end()
+            "\n# Project notes ({})\n\n{}\n",
+            notes.path,
+            notes.text.trim_end()
         ));
     }
     text.push_str(&format!(
@@ -227,7 +229,10 @@ mod tests {
     fn the_ticket_comes_first() {
         let text = first_message(&FirstMessage {
             ticket: "BILL-412: GST on discounted items",
-            notes: Some(("AGENTS.md", "never edit migrations/")),
+            notes: &[NotesFile {
+                path: "AGENTS.md".into(),
+                text: "never edit migrations/".into(),
+            }],
             test_command: "python3 -m pytest -q",
             baseline: "34 passed",
             repo_map: "billing/\n  tax.py",

@@ -8,8 +8,11 @@
 //! `applyDiscount`) ten times, a private name (`_helper`) a tenth, a name defined in more than five
 //! files (`__init__`, `new`) a tenth. A name nobody uses gets a weak edge from its definer to
 //! itself, so its file still ranks. The walk restarts at the files the ticket and the history name
-//! (their paths, or a path part equal to a name they mention) — the personalisation — so rank flows
-//! from the task's own files to what they use. This is the ranking Aider's repo map makes, and the
+//! — the personalisation — so rank flows from the task's own files to what they use: a file named
+//! by its path, or whose stem is a word of the text (in any case when the stem has five characters
+//! or more, as Aider matches them), weighs one or two; a folder whose name is a word of the text
+//! weighs one in all, shared by the files under it (a ticket that names the project names the
+//! folder of every file). This is the ranking Aider's repo map makes, and the
 //! scores are NetworkX's `pagerank` (damping 0.85, dangling rank back to the personalisation, the
 //! same stopping rule), checked against it in the tests.
 //!
@@ -222,18 +225,31 @@ fn name_weight(name: &str, definers: usize, focus: &Focus) -> f64 {
 /// Where the walk restarts: the files the focus names or whose path has a part it mentions;
 /// everywhere alike when it names none.
 fn personalisation(files: &[IndexedFile], focus: &Focus) -> Vec<f64> {
+    let lowercase_names: BTreeSet<String> =
+        focus.names.iter().map(|name| name.to_lowercase()).collect();
+    // A folder the text names counts as one file, its weight shared by the files under it: a
+    // ticket that says "sqlfluff 0.6.9" names the folder every file of the project is in, and
+    // must not drown the one file whose own name it gives (rules/L031.py).
+    let mut folder_files: BTreeMap<&str, usize> = BTreeMap::new();
+    for file in files {
+        for folder in mentioned_folders(&file.path, focus) {
+            *folder_files.entry(folder).or_default() += 1;
+        }
+    }
     let restart: Vec<f64> = files
         .iter()
         .map(|file| {
             let named = focus.paths.contains(&file.path);
             let file_name = file.path.rsplit('/').next().unwrap_or(&file.path);
             let stem = file_name.split('.').next().unwrap_or(file_name);
-            let part_mentioned = file
-                .path
-                .split('/')
-                .chain([stem])
-                .any(|part| focus.names.contains(part));
-            f64::from(u8::from(named) + u8::from(part_mentioned))
+            // Exactly as written, or in any case when the stem is long enough not to be a
+            // common word (Aider's rule: five characters).
+            let stem_mentioned = focus.names.contains(stem)
+                || (stem.chars().count() >= 5 && lowercase_names.contains(&stem.to_lowercase()));
+            let in_folders: f64 = mentioned_folders(&file.path, focus)
+                .map(|folder| 1.0 / folder_files[folder] as f64)
+                .sum();
+            f64::from(u8::from(named) + u8::from(stem_mentioned)) + in_folders
         })
         .collect();
     let total: f64 = restart.iter().sum();
@@ -242,6 +258,16 @@ fn personalisation(files: &[IndexedFile], focus: &Focus) -> Vec<f64> {
     } else {
         vec![1.0 / files.len() as f64; files.len()]
     }
+}
+
+/// The folders of `path` (each as the path prefix that ends with it) whose own name `focus`
+/// mentions.
+fn mentioned_folders<'a>(path: &'a str, focus: &'a Focus) -> impl Iterator<Item = &'a str> + 'a {
+    path.match_indices('/').filter_map(move |(at, _)| {
+        let folder = path.get(..at)?;
+        let name = folder.rsplit('/').next().unwrap_or(folder);
+        focus.names.contains(name).then_some(folder)
+    })
 }
 
 /// PageRank with a restart distribution, by power iteration: NetworkX's `pagerank` with
@@ -387,9 +413,11 @@ mod tests {
         );
         let ranking = rank(&files, &focus);
         let order: Vec<&str> = ranking.files.iter().map(|(p, _)| p.as_str()).collect();
+        // The named file, then what it uses (the folder the path also names, billing/, weighs
+        // one file's worth shared by its three files).
         assert_eq!(
             &order[..3],
-            &["billing/money.py", "billing/tax.py", "billing/service.py"]
+            &["billing/service.py", "billing/tax.py", "billing/money.py"]
         );
         // The definitions the focused file uses lead; an unused private helper trails.
         let first = ranking.definitions.first().map(|d| d.name.as_str());
@@ -424,6 +452,22 @@ mod tests {
         );
         assert!(ranking.files.iter().all(|(_, s)| *s > 0.0));
         assert_eq!(rank(&[], &Focus::default()), Ranking::default());
+    }
+
+    #[test]
+    fn a_file_named_by_its_stem_outranks_a_folder_the_ticket_also_names() {
+        // sqlfluff__sqlfluff-1625's shape: the ticket names the project ("sqlfluff 0.6.9") and
+        // the rule ("L031"), whose file is one of many under the project's folder.
+        let mut files: Vec<IndexedFile> = (0..30)
+            .map(|i| file(&format!("src/sqlfluff/core/part{i}.py"), &["helper"], &[]))
+            .collect();
+        files.push(file("src/sqlfluff/rules/L031.py", &["Rule_L031"], &[]));
+        let ticket = "TSQL - L031 incorrectly triggers on sqlfluff 0.6.9";
+        let focus = Focus::from_text(ticket, files.iter().map(|f| f.path.as_str()));
+
+        let ranking = rank(&files, &focus);
+
+        assert_eq!(ranking.files[0].0, "src/sqlfluff/rules/L031.py");
     }
 
     #[test]

@@ -109,7 +109,7 @@ mod tests {
     fn every_part_is_counted_where_it_belongs() {
         let first = first_message(&FirstMessage {
             ticket: "abc",
-            notes: None,
+            notes: &[],
             test_command: "t",
             baseline: "1 passed",
             repo_map: "m",

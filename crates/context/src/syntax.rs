@@ -25,11 +25,17 @@ pub enum Language {
     Tsx,
     Go,
     Java,
+    /// C (`.c`).
+    C,
+    /// C++ (`.cc`, `.cpp`, `.cxx`, `.c++`, `.hpp`, `.hh`, `.hxx`, `.h++`) and headers (`.h`): a
+    /// `.h` file may be either, and C++'s grammar reads almost all C (not C++'s keywords used as
+    /// names), so it is parsed as C++ rather than refusing a C++ header's classes as C errors.
+    Cpp,
 }
 
 impl Language {
     /// Every language, in declaration order.
-    pub const ALL: [Language; 7] = [
+    pub const ALL: [Language; 9] = [
         Language::Python,
         Language::Rust,
         Language::JavaScript,
@@ -37,6 +43,8 @@ impl Language {
         Language::Tsx,
         Language::Go,
         Language::Java,
+        Language::C,
+        Language::Cpp,
     ];
 
     /// The language of a file, from its extension (case-insensitive); `None` for anything we do not parse.
@@ -50,6 +58,10 @@ impl Language {
             "tsx" => Some(Language::Tsx),
             "go" => Some(Language::Go),
             "java" => Some(Language::Java),
+            "c" => Some(Language::C),
+            "cc" | "cpp" | "cxx" | "c++" | "h" | "hpp" | "hh" | "hxx" | "h++" => {
+                Some(Language::Cpp)
+            }
             _ => None,
         }
     }
@@ -64,6 +76,8 @@ impl Language {
             Language::Tsx => "TSX",
             Language::Go => "Go",
             Language::Java => "Java",
+            Language::C => "C",
+            Language::Cpp => "C++",
         }
     }
 
@@ -76,6 +90,8 @@ impl Language {
             Language::Tsx => 4,
             Language::Go => 5,
             Language::Java => 6,
+            Language::C => 7,
+            Language::Cpp => 8,
         }
     }
 
@@ -88,6 +104,8 @@ impl Language {
             Language::Tsx => tree_sitter_typescript::LANGUAGE_TSX.into(),
             Language::Go => tree_sitter_go::LANGUAGE.into(),
             Language::Java => tree_sitter_java::LANGUAGE.into(),
+            Language::C => tree_sitter_c::LANGUAGE.into(),
+            Language::Cpp => tree_sitter_cpp::LANGUAGE.into(),
         }
     }
 }
@@ -128,7 +146,9 @@ pub fn syntax_problems(lang: Language, source: &str) -> Vec<SyntaxProblem> {
         | Language::Rust
         | Language::TypeScript
         | Language::Go
-        | Language::Java => false,
+        | Language::Java
+        | Language::C
+        | Language::Cpp => false,
     };
     let mut problems = problems_in(&tree, source, has_jsx);
     if lang == Language::Python {

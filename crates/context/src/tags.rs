@@ -136,8 +136,28 @@ fn query_source(lang: Language) -> String {
         ),
         Language::Go => tree_sitter_go::TAGS_QUERY.to_owned(),
         Language::Java => tree_sitter_java::TAGS_QUERY.to_owned(),
+        Language::C => format!("{}\n{C_REFERENCES}", tree_sitter_c::TAGS_QUERY),
+        Language::Cpp => format!(
+            "{}\n{C_REFERENCES}\n{CPP_REFERENCES}",
+            tree_sitter_cpp::TAGS_QUERY
+        ),
     }
 }
+
+/// The C and C++ grammars' tags queries name definitions only; without uses a file points at no
+/// other and the ranking has no graph. These add calls and type uses, in the form the other
+/// grammars' queries give them.
+const C_REFERENCES: &str = r#"
+(call_expression function: (identifier) @name) @reference.call
+(call_expression function: (field_expression field: (field_identifier) @name)) @reference.call
+(type_identifier) @name @reference.type
+"#;
+
+/// C++'s calls through a scope (`billing::total(…)`, `Ledger::make(…)`) and a template's name.
+const CPP_REFERENCES: &str = r#"
+(call_expression function: (qualified_identifier name: (identifier) @name)) @reference.call
+(call_expression function: (template_function name: (identifier) @name)) @reference.call
+"#;
 
 #[cfg(test)]
 mod tests {
@@ -222,6 +242,27 @@ mod tests {
             named(&tags, TagKind::Definition).contains(&(1, "Priced".to_owned())),
             "{tags:?}"
         );
+    }
+
+    #[test]
+    fn c_and_cpp_definitions_calls_and_type_uses() {
+        let c = "struct line { int amount; };\n\nint sum(const struct line *xs, int n);\n\nint total(const struct line *xs, int n) {\n    return sum(xs, n);\n}\n";
+        let tags_c = tags(Language::C, c);
+        let defs = named(&tags_c, TagKind::Definition);
+        assert!(defs.contains(&(1, "line".to_owned())), "{defs:?}");
+        assert!(defs.contains(&(5, "total".to_owned())), "{defs:?}");
+        let refs = named(&tags_c, TagKind::Reference);
+        assert!(refs.contains(&(6, "sum".to_owned())), "{refs:?}");
+
+        let cpp = "namespace billing { int rate(); }\nclass Ledger {\n  int total() { return billing::rate() + helper(); }\n};\nLedger make() { return Ledger(); }\n";
+        let tags_cpp = tags(Language::Cpp, cpp);
+        let defs = named(&tags_cpp, TagKind::Definition);
+        assert!(defs.contains(&(2, "Ledger".to_owned())), "{defs:?}");
+        assert!(defs.contains(&(3, "total".to_owned())), "{defs:?}");
+        let refs = named(&tags_cpp, TagKind::Reference);
+        for (line, name) in [(3, "rate"), (3, "helper"), (5, "Ledger")] {
+            assert!(refs.contains(&(line, name.to_owned())), "{name}: {refs:?}");
+        }
     }
 
     #[test]

@@ -70,7 +70,7 @@ impl Tool for ReplaceFunction {
         }
         let Some(language) = Language::from_path(&path) else {
             return Err(ToolError::respond(format!(
-                "replace_function works on Python, Rust, JavaScript, TypeScript, Go and Java files; change {rel} with edit_file."
+                "replace_function works on Python, Rust, JavaScript, TypeScript, Go, Java, C and C++ files; change {rel} with edit_file."
             )));
         };
         let renamed = ctx
@@ -299,7 +299,7 @@ fn signature_example(language: Language, name: &str) -> String {
         Language::JavaScript | Language::TypeScript | Language::Tsx => {
             format!("function {name}(…) {{")
         }
-        Language::Java => format!("int {name}(…) {{"),
+        Language::Java | Language::C | Language::Cpp => format!("int {name}(…) {{"),
     }
 }
 
@@ -463,6 +463,16 @@ mod tests {
                 "pub fn round(x: f64) -> f64 {\n    x.round()\n}"
             ),
             rust.replace("        x\n", "        x.round()\n")
+        );
+        let cpp = "namespace billing {\nint Ledger::total() const {\n  return 0;\n}\n}\n";
+        assert_eq!(
+            replace_in(
+                Language::Cpp,
+                cpp,
+                "Ledger::total",
+                "int Ledger::total() const {\n  return sum_;\n}"
+            ),
+            cpp.replace("return 0;", "return sum_;")
         );
     }
 

@@ -3,8 +3,11 @@
 //! code-up-front helper, the source file the ticket is likely about — and what the helpers keep for
 //! later ([`Briefing`]: the closest test, the ticket's example). Every file is read through the
 //! confined reader ([`Tree`]): a notes file that is a link out of the repository, a FIFO or too
-//! large is left out with a warning for a person, never read.
+//! large is left out with a warning for a person, never read. The notes are the root's and those
+//! of the folders down to the ones in play: the folders of the files the ticket names and of the
+//! code shown up front (`plumb_context::notes`).
 
+use plumb_context::notes::{folders_named, project_notes};
 use plumb_context::prompt::{self, FirstMessage};
 use plumb_context::repo_map::{RepoMapOptions, render_outline};
 use plumb_protocol::Message;
@@ -13,12 +16,6 @@ use plumb_workspace::Tree;
 use super::Run;
 use crate::facts::Briefing;
 
-/// Notes files looked for at the repository root, first found wins.
-const NOTES_FILES: [&str; 3] = ["AGENTS.md", "CLAUDE.md", ".plumb/notes.md"];
-/// Notes longer than this are cut: they sit in every request.
-const NOTES_MAX_CHARS: usize = 8_000;
-/// A notes file larger than this is not read at all (the first `NOTES_MAX_CHARS` are shown).
-const NOTES_MAX_BYTES: u64 = 256 * 1024;
 /// Lines of code shown up front by the small-model helper.
 const CODE_UP_FRONT_LINES: usize = 80;
 
@@ -47,30 +44,11 @@ fn code_up_front(tree: &Tree, ticket: &str) -> Option<(String, String, Option<St
     Some((text, code.path, test.map(|t| t.path)))
 }
 
-/// The first notes file of [`NOTES_FILES`] that exists, cut to [`NOTES_MAX_CHARS`], read through the
-/// confined reader; and a warning for each one that exists but was refused (a link out of the tree,
-/// a FIFO, one too large), which is then skipped as if absent.
-fn project_notes(tree: &Tree) -> (Option<(&'static str, String)>, Vec<String>) {
-    let mut warnings = Vec::new();
-    for name in NOTES_FILES {
-        match tree.read_text(name, NOTES_MAX_BYTES) {
-            Ok(text) => {
-                let cut: String = text.chars().take(NOTES_MAX_CHARS).collect();
-                return (Some((name, cut)), warnings);
-            }
-            Err(err) if err.is_missing() => {}
-            Err(err) => warnings.push(format!("the project notes were not read: {err}")),
-        }
-    }
-    (None, warnings)
-}
-
 impl Run {
     /// The rules and the first message; returns warnings for a person (a notes file that could
     /// not be read, e.g. a link out of the repository).
     pub(super) fn build_head(&mut self) -> Vec<String> {
         let tree = self.workspace.tree();
-        let (notes, warnings) = project_notes(&tree);
         let options = RepoMapOptions {
             max_chars: self.asked.config.limits.repo_map_chars,
             max_files: 2_000,
@@ -90,6 +68,11 @@ impl Run {
             Some((code, source, test)) => (Some(code), Some(source), test),
             None => (None, None, None),
         };
+        let mut in_play = folders_named(&self.asked.ticket);
+        if let Some((folder, _)) = source_file.as_deref().and_then(|f| f.rsplit_once('/')) {
+            in_play.push(folder.to_string());
+        }
+        let notes = project_notes(&tree, &in_play);
         // The test closest to the ticket is shown when the model is to write its own, not up
         // front: shown a test in the first message, the model edited it instead of the code.
         let example = test_file.as_deref().and_then(|file| {
@@ -115,7 +98,7 @@ impl Run {
         };
         let first = prompt::first_message(&FirstMessage {
             ticket: &self.asked.ticket,
-            notes: notes.as_ref().map(|(name, text)| (*name, text.as_str())),
+            notes: &notes.files,
             test_command: &command,
             baseline: &baseline,
             repo_map: &repo_map,
@@ -134,6 +117,6 @@ impl Run {
             )),
             Message::user(first),
         ];
-        warnings
+        notes.warnings
     }
 }

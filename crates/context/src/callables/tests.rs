@@ -116,3 +116,19 @@ fn typescript_and_java_methods() {
         ]
     );
 }
+
+#[test]
+fn c_and_cpp_functions_and_methods_with_their_owners() {
+    let c = "static int total(int n);\n\nint *first(int *xs) { return xs; }\n\nstatic int total(int n) {\n    return n;\n}\n";
+    let (names, span) = found(Language::C, c, "total");
+    assert_eq!(names, vec![top("first"), top("total")]);
+    assert_eq!(span, "static int total(int n) {\n    return n;\n}");
+
+    let cpp = "namespace billing {\nclass Ledger {\n  int total() const { return 0; }\n};\nvoid Ledger::post(int a) { (void)a; }\n}\n";
+    let (names, span) = found(Language::Cpp, cpp, "post");
+    assert_eq!(
+        names,
+        vec![of("Ledger", "total", false), of("Ledger", "post", false)]
+    );
+    assert_eq!(span, "void Ledger::post(int a) { (void)a; }");
+}

@@ -1,3 +1,4 @@
+mod notes;
 mod outline;
 mod prompt;
 mod repo_map;

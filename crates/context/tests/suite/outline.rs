@@ -309,6 +309,87 @@ record Pair(int a, int b) {}
 }
 
 #[test]
+fn c_definitions() {
+    let source = r#"#include <stdio.h>
+
+typedef struct {
+    int cents;
+} Money;
+
+struct line {
+    int amount;
+};
+
+enum kind { GOODS, SERVICES };
+
+typedef unsigned long size;
+
+static int total(const struct line *lines, int n);
+
+int *first(int *xs) { return xs; }
+
+static int total(const struct line *lines, int n) {
+    return n;
+}
+
+#ifdef WITH_TAX
+int tax(int amount) { return amount / 10; }
+#endif
+"#;
+    let actual = definitions(Language::C, source);
+    let expected = vec![
+        def(DefKind::Struct, "Money", 3, 0),
+        def(DefKind::Struct, "line", 7, 0),
+        def(DefKind::Enum, "kind", 11, 0),
+        def(DefKind::Type, "size", 13, 0),
+        def(DefKind::Function, "first", 17, 0),
+        def(DefKind::Function, "total", 19, 0),
+        def(DefKind::Function, "tax", 24, 0),
+    ];
+    assert_eq!(actual, expected);
+}
+
+#[test]
+fn cpp_definitions() {
+    let source = r#"#include <vector>
+
+namespace billing {
+
+class Ledger {
+public:
+    Ledger();
+    int total() const { return 0; }
+    void post(int amount);
+private:
+    std::vector<int> lines_;
+};
+
+template <typename T>
+T twice(T x) { return x + x; }
+
+void Ledger::post(int amount) { lines_.push_back(amount); }
+
+}  // namespace billing
+
+extern "C" {
+int c_total(void);
+}
+"#;
+    let actual = definitions(Language::Cpp, source);
+    let expected = vec![
+        def(DefKind::Module, "billing", 3, 0),
+        def(DefKind::Class, "Ledger", 5, 0),
+        def(DefKind::Method, "Ledger", 7, 1),
+        def(DefKind::Method, "total", 8, 1),
+        def(DefKind::Method, "post", 9, 1),
+        def(DefKind::Function, "twice", 15, 0),
+        def(DefKind::Function, "Ledger::post", 17, 0),
+        def(DefKind::Function, "c_total", 22, 0),
+    ];
+    assert_eq!(actual, expected);
+}
+
+#[test]
 fn broken_source_still_yields_what_parsed() {
     let source = "def ok():\n    pass\n\ndef broken(:\n    pass\n\nclass After:\n    pass\n";
     let actual: Vec<String> = definitions(Language::Python, source)

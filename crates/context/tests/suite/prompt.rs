@@ -3,6 +3,7 @@
 
 use std::path::Path;
 
+use plumb_context::notes::NotesFile;
 use plumb_context::prompt::{FirstMessage, RULES, first_message};
 use plumb_context::repo_map::{RepoMapOptions, render_outline};
 
@@ -28,7 +29,10 @@ fn bill_412_first_prompt_snapshot() {
 
     let text = first_message(&FirstMessage {
         ticket: &ticket,
-        notes: Some(("AGENTS.md", &notes)),
+        notes: &[NotesFile {
+            path: "AGENTS.md".into(),
+            text: notes,
+        }],
         test_command: "python3 -m pytest -q -p no:cacheprovider",
         baseline: "40 passed",
         repo_map: &map,

@@ -65,6 +65,18 @@ fn cases() -> Vec<Case> {
             broken: "class Totals {\n  int total() {\n    int x = 1\n    return x;\n  }\n}\n",
             expected: problem(3, "missing `;`"),
         },
+        Case {
+            path: "src/totals.c",
+            valid: "int total(const int *xs, int n) {\n    int sum = 0;\n    return sum;\n}\n",
+            broken: "int total(const int *xs, int n) {\n    int sum = 0\n    return sum;\n}\n",
+            expected: problem(2, "missing `;`"),
+        },
+        Case {
+            path: "src/ledger.hpp",
+            valid: "class Ledger {\n public:\n  int total() const { return 0; }\n};\n",
+            broken: "class Ledger {\n public:\n  int total() const { return 0; }\n}\n",
+            expected: problem(4, "missing `;`"),
+        },
     ]
 }
 

@@ -70,6 +70,45 @@ fn notes_in_a_linked_folder_are_not_sent() {
     outside.assert_untouched(home.path(), &output);
 }
 
+/// Notes of the folders the ticket's files are in reach the first request after the root's;
+/// those of a folder not in play do not; and a nested notes file that links out of the tree is
+/// refused like the root's.
+#[test]
+fn nested_notes_of_the_folders_in_play_are_sent_and_a_linked_one_is_not() {
+    let outside = Outside::new();
+    let secret = outside.secret();
+    let ticket =
+        std::fs::read_to_string(plumb_test_support::billing_example().join("BILL-412.md")).unwrap();
+    let ticket = format!(
+        "{ticket}\nThe tax is worked out in billing/tax.py and tested in tests/test_tax.py.\n"
+    );
+    let repo = repo_with(
+        &[
+            ("BILL-412.md", &ticket),
+            ("billing/AGENTS.md", "BILLING-NOTES: amounts are Decimal.\n"),
+            ("migrations/AGENTS.md", "MIGRATION-NOTES: never edit.\n"),
+        ],
+        &[("tests/AGENTS.md", secret.as_path())],
+    );
+    let home = tempfile::tempdir().unwrap();
+    let output = fix_within(
+        120,
+        repo.path(),
+        home.path(),
+        done(),
+        &["--sandbox", "none"],
+    );
+    let sent = requests(&report(&output));
+    let actual = (
+        sent.contains("# Project notes (AGENTS.md)"),
+        sent.contains("# Project notes (billing/AGENTS.md)") && sent.contains("BILLING-NOTES"),
+        sent.contains("MIGRATION-NOTES"),
+        String::from_utf8_lossy(&output.stderr).contains("the project notes were not read"),
+    );
+    assert_eq!(actual, (true, true, false, true), "{sent}");
+    outside.assert_untouched(home.path(), &output);
+}
+
 #[test]
 fn code_up_front_and_the_repo_map_leave_out_a_linked_source_file() {
     let mut outside = Outside::new();
