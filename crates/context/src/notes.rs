@@ -28,6 +28,9 @@ pub const MAX_TOTAL_CHARS: usize = 16_000;
 const MAX_BYTES: u64 = 256 * 1024;
 /// Folders deeper than this are not looked in (a ticket's path is a few folders deep).
 const MAX_DEPTH: usize = 8;
+/// At most this many folders are looked in: a ticket names a handful of paths, and a text
+/// pasted with thousands must not turn into thousands of reads.
+const MAX_FOLDERS: usize = 64;
 
 /// One notes file read: its path from the root (`AGENTS.md`, `services/billing/AGENTS.md`) and
 /// its text, cut to [`MAX_CHARS`].
@@ -49,6 +52,9 @@ pub struct ProjectNotes {
 pub fn project_notes(tree: &Tree, in_play: &[String]) -> ProjectNotes {
     let mut folders = BTreeSet::from([String::new()]);
     for folder in in_play {
+        if folders.len() >= MAX_FOLDERS {
+            break;
+        }
         let parts: Vec<&str> = folder.split('/').filter(|p| !p.is_empty()).collect();
         for depth in 1..=parts.len().min(MAX_DEPTH) {
             folders.insert(parts[..depth].join("/"));
