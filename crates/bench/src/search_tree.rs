@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result};
 
 use crate::machine::Machine;
-use crate::measure::{Samples, run_drained};
+use crate::measure::{Samples, ms, run_drained};
 use crate::table::{self, Row};
 
 /// Target: `search_code` within this factor of ripgrep's time.
@@ -128,10 +128,6 @@ pub fn measure(root: &Path, runs: usize, machine: &Machine) -> Result<String> {
         table::render(&rows),
         root.display(),
     ))
-}
-
-fn ms(duration: Duration) -> f64 {
-    duration.as_secs_f64() * 1_000.0
 }
 
 /// Runs `cmd`, reads `lines` lines of its stdout, closes the pipe and waits for it to exit
