@@ -12,6 +12,7 @@
 //! - [`tag_index`]: the tags of every file of a tree, cached by content hash between builds.
 //! - [`rank`]: files and definitions ranked for a task (personalised PageRank over who uses what).
 //! - [`ranked_map`]: the ranked repo map, an outline of the top-ranked definitions within a token budget.
+//! - [`templates`]: the texts the model reads, as named templates (`prompts/`) filled from typed values.
 //! - [`rust_tests`]: the test part of a Rust source file (its `#[cfg(test)]` items), for the ladder.
 
 // Unit tests read their own fixtures; the library itself reads workspace files only through
@@ -37,3 +38,4 @@ pub mod size;
 pub mod syntax;
 pub mod tag_index;
 pub mod tags;
+pub mod templates;

@@ -34,7 +34,7 @@ const MAX_FOLDERS: usize = 64;
 
 /// One notes file read: its path from the root (`AGENTS.md`, `services/billing/AGENTS.md`) and
 /// its text, cut to [`MAX_CHARS`].
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct NotesFile {
     pub path: String,
     pub text: String,

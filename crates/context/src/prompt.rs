@@ -13,54 +13,29 @@ use plumb_protocol::{Message, ToolCall};
 pub use crate::history::shown_whole;
 use crate::history::{self, Shown};
 use crate::notes::NotesFile;
+pub use crate::templates::TemplateError;
+use crate::templates::{self, Find, FirstMessageValues, Rules, Steps};
 
-/// The rules every request starts with.
-pub const RULES: &str = "You are plumb's fixer. You change the code of one project so that the ticket below is resolved, working only through the tools you are given: search_code, read_file, list_files, edit_file, create_file, run_tests, run and done. There is no shell.
-
-How to work:
-1. Find the code the ticket is about: search_code for the words in the ticket, list_files for the layout, read_file for a window of a file.
-2. Before you fix anything, add a test that shows the bug (a new test function, in a new or an existing test file) and run it with run_tests: it must fail.
-3. Fix the code with edit_file: old_text is copied exactly from the file (without read_file's line numbers) and must occur exactly once.
-4. Run the new test, then the whole suite, with run_tests.
-5. Call done with a short summary. plumb then runs the checks itself; if one fails you get a note and go on.
-
-Never change what an existing test expects, never skip or delete tests, and never touch files the project notes forbid. Keep the change small. Call one tool per reply.";
-
-/// Steps 2–4 of the rules when the guided phases put the fix before the test.
-const FIX_FIRST_STEPS: &str = "2. Fix the code with edit_file: old_text is copied exactly from the file (without read_file's line numbers) and must occur exactly once. plumb runs the existing tests after it.
-3. Then add a test that shows the bug (a new test function, in a new or an existing test file) for the ticket's own example, asserting only the figure the ticket gives. plumb runs it with your fix and on the original code: it must pass with the fix and fail without it.
-4. If it fails with your fix, decide from the figures whether the test or the fix is wrong, and change that one.";
-
-/// [`FIX_FIRST_STEPS`] without the figures helper: a Rust, Go or JavaScript task, or a ticket
-/// that gives no figures, has no "figure the ticket gives" to assert.
-const FIX_FIRST_STEPS_WITHOUT_FIGURES: &str = "2. Fix the code with edit_file: old_text is copied exactly from the file (without read_file's line numbers) and must occur exactly once. plumb runs the existing tests after it.
-3. Then add a test that shows the bug (a new test function, in a new or an existing test file) for the ticket's own example, checking only the result the ticket says it should give. plumb runs it with your fix and on the original code: it must pass with the fix and fail without it.
-4. If it fails with your fix, decide from the output whether the test or the fix is wrong, and change that one.";
-
-/// The rules. `code_up_front`: step 1 points at the code already shown; `fix_first` (the guided
-/// phases): the fix comes before the test, which plumb then runs with and without it; `figures`
-/// (the figures helper is on): those steps speak of the figure the ticket gives.
-pub fn rules(code_up_front: bool, fix_first: bool, figures: bool) -> String {
-    let mut rules = RULES.to_string();
-    if code_up_front {
-        rules = rules.replace(
-            "1. Find the code the ticket is about: search_code",
-            "1. Find the code the ticket is about: it is usually shown in the first message under \"Code the ticket is probably about\", so start from it; otherwise search_code",
-        );
-    }
-    if fix_first {
-        let start = rules
-            .find("2. Before you fix anything")
-            .unwrap_or(rules.len());
-        let end = rules.find("5. Call done").unwrap_or(rules.len());
-        let steps = if figures {
-            FIX_FIRST_STEPS
+/// The rules every request starts with (`templates::Rules`, template `rules.md`): `code_up_front`
+/// fills the first step's slot with the code shown in the first message, `fix_first` (the guided
+/// phases) the steps' slot with the fix before the test, which plumb then runs with and without
+/// it, and `figures` (the figures helper is on) makes those steps speak of the figure the ticket
+/// gives.
+pub fn rules(code_up_front: bool, fix_first: bool, figures: bool) -> Result<String, TemplateError> {
+    Rules {
+        find: if code_up_front {
+            Find::CodeUpFront
         } else {
-            FIX_FIRST_STEPS_WITHOUT_FIGURES
-        };
-        rules.replace_range(start..end, &format!("{steps}\n"));
+            Find::Search
+        },
+        steps: if fix_first {
+            Steps::FixFirst
+        } else {
+            Steps::TestFirst
+        },
+        figures,
     }
-    rules
+    .render()
 }
 
 /// The parts of the first user message.
@@ -77,31 +52,27 @@ pub struct FirstMessage<'a> {
     pub code: Option<&'a str>,
 }
 
-/// The first user message: the ticket always on top, then what the project says about itself.
-pub fn first_message(parts: &FirstMessage<'_>) -> String {
-    let mut text = format!("# Ticket\n\n{}\n", parts.ticket.trim_end());
-    for notes in parts.notes {
-        text.push_str(&format!(
-            "\n# Project notes ({})\n\n{}\n",
-            notes.path,
-            notes.text.trim_end()
-        ));
-    }
-    text.push_str(&format!(
-        "\n# Tests\n\nThe test command is `{}`. Before any change: {}.\n",
-        parts.test_command, parts.baseline
-    ));
-    text.push_str(&format!(
-        "\n# Repository map\n\n{}\n",
-        parts.repo_map.trim_end()
-    ));
-    if let Some(code) = parts.code {
-        text.push_str(&format!(
-            "\n# Code the ticket is probably about\n\n{}\n",
-            code.trim_end()
-        ));
-    }
-    text
+/// The first user message (template `first_message.md`): the ticket always on top, then what
+/// the project says about itself.
+pub fn first_message(parts: &FirstMessage<'_>) -> Result<String, TemplateError> {
+    templates::render(
+        "first_message.md",
+        FirstMessageValues {
+            ticket: parts.ticket.trim_end(),
+            notes: parts
+                .notes
+                .iter()
+                .map(|file| NotesFile {
+                    path: file.path.clone(),
+                    text: file.text.trim_end().to_string(),
+                })
+                .collect(),
+            test_command: parts.test_command,
+            baseline: parts.baseline,
+            repo_map: parts.repo_map.trim_end(),
+            code: parts.code.map(str::trim_end),
+        },
+    )
 }
 
 /// One step of the conversation after the first message.
@@ -203,21 +174,21 @@ mod tests {
 
     #[test]
     fn rules_point_at_the_code_shown_up_front() {
-        assert_eq!(rules(false, false, false), RULES);
-        let with_code = rules(true, false, false);
-        assert_ne!(with_code, RULES);
+        let plain = rules(false, false, false).unwrap();
+        let with_code = rules(true, false, false).unwrap();
+        assert_ne!(with_code, plain);
         assert!(with_code.contains("under \"Code the ticket is probably about\", so start from it; otherwise search_code for the words"));
     }
 
     #[test]
     fn fix_first_rules_put_the_fix_before_the_test() {
-        let figures = rules(false, true, true);
+        let figures = rules(false, true, true).unwrap();
         assert!(figures.contains("asserting only the figure the ticket gives"));
         assert!(
-            !rules(false, true, false).contains("figure"),
+            !rules(false, true, false).unwrap().contains("figure"),
             "figure wording only with the figures helper"
         );
-        let rules = rules(false, true, false);
+        let rules = rules(false, true, false).unwrap();
         assert!(!rules.contains("Before you fix anything"));
         let fix = rules.find("2. Fix the code with edit_file").unwrap();
         let test = rules.find("3. Then add a test that shows the bug").unwrap();
@@ -237,7 +208,8 @@ mod tests {
             baseline: "34 passed",
             repo_map: "billing/\n  tax.py",
             code: None,
-        });
+        })
+        .unwrap();
         assert_eq!(
             text,
             "# Ticket\n\nBILL-412: GST on discounted items\n\n# Project notes (AGENTS.md)\n\nnever edit migrations/\n\n# Tests\n\nThe test command is `python3 -m pytest -q`. Before any change: 34 passed.\n\n# Repository map\n\nbilling/\n  tax.py\n"

@@ -114,7 +114,8 @@ mod tests {
             baseline: "1 passed",
             repo_map: "m",
             code: Some("def f(): pass"),
-        });
+        })
+        .unwrap();
         let messages = vec![
             Message::system("123456"),
             Message::user(first.clone()),

@@ -85,10 +85,6 @@ impl Tool for EditFile {
         "edit_file"
     }
 
-    fn description(&self, _project: &Project<'_>) -> String {
-        "Replace old_text with new_text in a file. old_text must be copied exactly from the file (without read_file's line numbers) and occur exactly once; include enough lines to make it unique. With an empty old_text, new_text is added at the end of the file. Edits that break the file's syntax are refused.".into()
-    }
-
     fn parameters(&self, _project: &Project<'_>) -> Value {
         json!({
             "type": "object",
@@ -410,10 +406,6 @@ struct CreateArgs {
 impl Tool for CreateFile {
     fn name(&self) -> &'static str {
         "create_file"
-    }
-
-    fn description(&self, _project: &Project<'_>) -> String {
-        "Create a new file with the given content (folders are made as needed). A file created earlier in this run may be written again whole; the project's existing files are changed with edit_file instead. Content that does not parse is refused.".into()
     }
 
     fn parameters(&self, _project: &Project<'_>) -> Value {

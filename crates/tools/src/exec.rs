@@ -29,24 +29,15 @@ impl Tool for RunTests {
         true
     }
 
-    /// Names the project's own test command and an id of its runner's form.
-    fn description(&self, project: &Project<'_>) -> String {
-        const RETURNS: &str =
-            "Returns counts of passed, failed, skipped and errors, and the failures.";
-        let Some(cmd) = project.test_command else {
-            return format!(
-                "Run the project's tests in the sandbox: all of them, or only the given test ids or paths. {RETURNS}"
-            );
-        };
-        let command = cmd.display();
-        match cmd.runner.adapter().test_id_example() {
-            Some(example) if cmd.runner.narrows() => format!(
-                "Run the project's tests (`{command}`) in the sandbox: all of them, or only the given test ids or paths (e.g. {example}). {RETURNS}"
-            ),
-            _ => format!(
-                "Run the project's tests (`{command}`) in the sandbox; plumb cannot run single tests with this command, so it runs them all. {RETURNS}"
-            ),
-        }
+    /// Names the project's own test command and an id of its runner's form, when it can run
+    /// single tests.
+    fn description_values(&self, project: &Project<'_>) -> Value {
+        let command = project.test_command.map(|cmd| cmd.display());
+        let example = project
+            .test_command
+            .filter(|cmd| cmd.runner.narrows())
+            .and_then(|cmd| cmd.runner.adapter().test_id_example());
+        json!({"command": command, "example": example})
     }
 
     fn parameters(&self, project: &Project<'_>) -> Value {
@@ -112,10 +103,6 @@ impl Tool for RunCommand {
 
     fn runs_commands(&self) -> bool {
         true
-    }
-
-    fn description(&self, _project: &Project<'_>) -> String {
-        "Run one allowed command in the sandbox, given as a list of plain strings (no shell: pipes, &&, redirections and $(...) are not interpreted). Returns its exit code and output.".into()
     }
 
     /// The example is the project's own test command, which `run` always allows.

@@ -73,10 +73,6 @@ impl Tool for SearchCode {
         "search_code"
     }
 
-    fn description(&self, _project: &Project<'_>) -> String {
-        "Search the project's files for text (a regular expression with regex=true). Returns `path:line: text` rows, at most 50; narrow with `path` (a file or folder) when there are more.".into()
-    }
-
     fn parameters(&self, _project: &Project<'_>) -> Value {
         json!({
             "type": "object",
@@ -141,10 +137,6 @@ struct ReadArgs {
 impl Tool for ReadFile {
     fn name(&self) -> &'static str {
         "read_file"
-    }
-
-    fn description(&self, _project: &Project<'_>) -> String {
-        "Show a window of a file with line numbers (100 lines unless you ask for up to 400); the numbers are not part of the file.".into()
     }
 
     fn parameters(&self, _project: &Project<'_>) -> Value {
@@ -256,10 +248,6 @@ struct ListArgs {
 impl Tool for ListFiles {
     fn name(&self) -> &'static str {
         "list_files"
-    }
-
-    fn description(&self, _project: &Project<'_>) -> String {
-        "Outline a folder (default: the whole project): its files and the classes and functions defined in each, with line numbers.".into()
     }
 
     fn parameters(&self, _project: &Project<'_>) -> Value {

@@ -1,6 +1,7 @@
 //! The registry of built-in tools. It is the one place that knows every tool's name, so an
 //! unknown name is answered here with the list of real ones.
 
+use plumb_context::templates::{TemplateError, tool_description};
 use plumb_protocol::ToolSpec;
 use serde_json::{Value, json};
 
@@ -60,22 +61,24 @@ impl Registry {
     }
 
     /// Every tool's description for the model, `done` last.
-    pub fn specs(&self) -> Vec<ToolSpec> {
+    pub fn specs(&self) -> Result<Vec<ToolSpec>, TemplateError> {
         let project = Project {
             test_command: self.test_command.as_ref(),
         };
         let mut specs: Vec<ToolSpec> = self
             .tools
             .iter()
-            .map(|tool| ToolSpec {
-                name: tool.name().to_string(),
-                description: tool.description(&project),
-                parameters: tool.parameters(&project),
+            .map(|tool| {
+                Ok(ToolSpec {
+                    name: tool.name().to_string(),
+                    description: tool.description(&project)?,
+                    parameters: tool.parameters(&project),
+                })
             })
-            .collect();
+            .collect::<Result<_, TemplateError>>()?;
         specs.push(ToolSpec {
             name: DONE_TOOL.to_string(),
-            description: "Say you are finished. plumb then runs the checks itself (syntax, the tests); if one fails you get a note and go on.".to_string(),
+            description: tool_description(DONE_TOOL, Value::Null)?,
             parameters: json!({
                 "type": "object",
                 "properties": {"summary": {"type": "string", "description": "What you changed and why, in a few sentences."}},
@@ -83,7 +86,7 @@ impl Registry {
                 "additionalProperties": false
             }),
         });
-        specs
+        Ok(specs)
     }
 
     /// Names of every tool, `done` included.

@@ -42,10 +42,6 @@ impl Tool for ReplaceFunction {
         "replace_function"
     }
 
-    fn description(&self, _project: &Project<'_>) -> String {
-        "Replace one whole function or method with a new version: name is the function's name (Class.method for a method whose name is not unique in the file), code its complete new definition, signature and body. Nothing needs copying; the rest of the file stays as it is.".into()
-    }
-
     fn parameters(&self, _project: &Project<'_>) -> Value {
         json!({
             "type": "object",

@@ -2,6 +2,7 @@
 //! registry that lists it do not import each other.
 
 use async_trait::async_trait;
+use plumb_context::templates::{TemplateError, tool_description};
 use plumb_verify::TestCommand;
 use serde_json::Value;
 
@@ -19,7 +20,15 @@ pub struct Project<'a> {
 #[async_trait]
 pub trait Tool: Send + Sync {
     fn name(&self) -> &'static str;
-    fn description(&self, project: &Project<'_>) -> String;
+    /// What the model reads about the tool: the template `tools/<name>.md` of plumb-context's
+    /// prompts, filled with [`Tool::description_values`].
+    fn description(&self, project: &Project<'_>) -> Result<String, TemplateError> {
+        tool_description(self.name(), self.description_values(project))
+    }
+    /// The values the description's template is filled with (none by default).
+    fn description_values(&self, _project: &Project<'_>) -> Value {
+        Value::Null
+    }
     /// The JSON schema of the arguments.
     fn parameters(&self, project: &Project<'_>) -> Value;
     /// How many lines of this tool's output the model may see (shortening keeps head and tail).

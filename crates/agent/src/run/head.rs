@@ -14,6 +14,7 @@ use plumb_protocol::Message;
 use plumb_workspace::Tree;
 
 use super::Run;
+use crate::RunError;
 use crate::facts::Briefing;
 
 /// Lines of code shown up front by the small-model helper.
@@ -47,7 +48,7 @@ fn code_up_front(tree: &Tree, ticket: &str) -> Option<(String, String, Option<St
 impl Run {
     /// The rules and the first message; returns warnings for a person (a notes file that could
     /// not be read, e.g. a link out of the repository).
-    pub(super) fn build_head(&mut self) -> Vec<String> {
+    pub(super) fn build_head(&mut self) -> Result<Vec<String>, RunError> {
         let tree = self.workspace.tree();
         let options = RepoMapOptions {
             max_chars: self.asked.config.limits.repo_map_chars,
@@ -103,20 +104,25 @@ impl Run {
             baseline: &baseline,
             repo_map: &repo_map,
             code: code.as_deref(),
-        });
-        self.head = vec![
-            Message::system(prompt::rules(
-                self.helpers.code_up_front,
-                self.helpers.phases,
-                crate::helpers::figures_on(
-                    &self.asked.config.helpers,
-                    self.model.profile(),
-                    self.tester.runner(),
-                    &self.asked.ticket,
-                ),
-            )),
-            Message::user(first),
-        ];
-        notes.warnings
+        })
+        .map_err(template_failed)?;
+        let rules = prompt::rules(
+            self.helpers.code_up_front,
+            self.helpers.phases,
+            crate::helpers::figures_on(
+                &self.asked.config.helpers,
+                self.model.profile(),
+                self.tester.runner(),
+                &self.asked.ticket,
+            ),
+        )
+        .map_err(template_failed)?;
+        self.head = vec![Message::system(rules), Message::user(first)];
+        Ok(notes.warnings)
     }
+}
+
+/// A prompt template that failed: plumb's own bug, so an infrastructure error that says so.
+pub(super) fn template_failed(error: prompt::TemplateError) -> RunError {
+    RunError::Infra(error.to_string())
 }

@@ -32,25 +32,31 @@ impl Run {
         // with the tools described for the test command the copy will have (the repository's
         // files are only read here).
         let early_command = resolve_test_command(&spec, &spec.repo).ok();
-        spec.model.warm(&plumb_model::ModelRequest {
-            messages: vec![Message::system(prompt::rules(
-                helpers.code_up_front,
-                helpers.phases,
-                early_command.as_ref().is_some_and(|cmd| {
-                    crate::helpers::figures_on(
-                        &spec.config.helpers,
-                        spec.model.profile(),
-                        cmd.runner,
-                        &spec.ticket,
-                    )
-                }),
-            ))],
-            tools: early_command
-                .as_ref()
-                .map_or_else(Registry::builtin, Registry::for_tests)
-                .specs(),
-            ..plumb_model::ModelRequest::default()
-        });
+        let rules = prompt::rules(
+            helpers.code_up_front,
+            helpers.phases,
+            early_command.as_ref().is_some_and(|cmd| {
+                crate::helpers::figures_on(
+                    &spec.config.helpers,
+                    spec.model.profile(),
+                    cmd.runner,
+                    &spec.ticket,
+                )
+            }),
+        );
+        // Warming is a head start only: a template that fails here fails again, as an error,
+        // in `build_head` or the first round.
+        let tools = early_command
+            .as_ref()
+            .map_or_else(Registry::builtin, Registry::for_tests)
+            .specs();
+        if let (Ok(rules), Ok(tools)) = (rules, tools) {
+            spec.model.warm(&plumb_model::ModelRequest {
+                messages: vec![Message::system(rules)],
+                tools,
+                ..plumb_model::ModelRequest::default()
+            });
+        }
         if !spec.repo.is_dir() {
             return Err(RunError::BadInput(format!(
                 "the repository {} is not a directory; pass --repo a folder that holds the project",
@@ -196,7 +202,7 @@ impl Run {
             .kept_out()
             .map_err(|err| RunError::Infra(format!("could not stage the baseline: {err}")))?;
         run.measure_baseline().await?;
-        for message in run.build_head() {
+        for message in run.build_head()? {
             run.emit(Event::Warning { message }).await;
         }
         run.timings.prepare_ms = elapsed_ms(run.started);

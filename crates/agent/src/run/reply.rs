@@ -103,8 +103,7 @@ pub(super) fn normalise(reply: &mut ModelReply, registry: &Registry, round: u32)
                 "your reply was cut off at the reply length limit before its tool call was complete; send a shorter call (in edit_file, old_text and new_text need only the lines that change)".to_string(),
             );
     }
-    let specs = registry.specs();
-    let names: Vec<&str> = specs.iter().map(|s| s.name.as_str()).collect();
+    let names = registry.names();
     match parse_text_call(&reply.content, &names) {
         TextCall::Call {
             name,

@@ -94,7 +94,7 @@ impl Run {
         loop {
             let messages = prompt::build_messages(&self.head, &self.turns, self.keep_full);
             let shape = self.policies.shape_request();
-            let tools = self.registry.specs();
+            let tools = self.registry.specs().map_err(Ending::infra)?;
             let size = prompt_size(&messages, &tools, shape.next_step.as_deref());
             // Every message in full: the journal writer keeps only what is new.
             self.emit(Event::ModelRequest {

@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use plumb_context::notes::NotesFile;
-use plumb_context::prompt::{FirstMessage, RULES, first_message};
+use plumb_context::prompt::{FirstMessage, first_message, rules};
 use plumb_context::repo_map::{RepoMapOptions, render_outline};
 
 fn tree(root: &std::path::Path) -> plumb_workspace::Tree {
@@ -37,9 +37,10 @@ fn bill_412_first_prompt_snapshot() {
         baseline: "40 passed",
         repo_map: &map,
         code: None,
-    });
+    })
+    .unwrap();
 
     assert!(text.starts_with("# Ticket\n\n# BILL-412"), "{text}");
-    insta::assert_snapshot!("rules", RULES);
+    insta::assert_snapshot!("rules", rules(false, false, false).unwrap());
     insta::assert_snapshot!("bill_412_first_message", text);
 }

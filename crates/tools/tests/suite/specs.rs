@@ -5,7 +5,7 @@ use plumb_tools::Registry;
 
 #[test]
 fn tool_specs_snapshot() {
-    let specs = Registry::builtin().specs();
+    let specs = Registry::builtin().specs().unwrap();
 
     let names: Vec<&str> = specs.iter().map(|s| s.name.as_str()).collect();
 
@@ -32,7 +32,7 @@ fn tool_specs_snapshot() {
 fn the_test_tools_name_the_projects_runner() {
     let described = |command: &str| {
         let cmd = plumb_verify::parse_command(command).unwrap();
-        let specs = Registry::for_tests(&cmd).specs();
+        let specs = Registry::for_tests(&cmd).specs().unwrap();
         let text = |name: &str| {
             let spec = specs.iter().find(|s| s.name == name).unwrap();
             format!("{} {}", spec.description, spec.parameters)
