@@ -44,6 +44,10 @@ const TEMPLATES: &[(&str, &str)] = templates![
     "tools/run_tests.md",
     "tools/run.md",
     "tools/done.md",
+    "review/rules.md",
+    "review/submit_review.md",
+    "review/request.md",
+    "review/back_to_fixer.md",
 ];
 
 /// A template that could not be loaded or filled: a bug in plumb, named for its report.

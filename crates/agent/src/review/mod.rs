@@ -19,6 +19,7 @@ mod verdict;
 
 use std::time::Instant;
 
+use plumb_context::templates::TemplateError;
 use plumb_model::{ModelClient, ModelRequest, ScriptTurn};
 use plumb_protocol::{
     CheckReport, ModelProfile, Review, ReviewStep, ReviewVerdict, ToolCall, Usage,
@@ -146,7 +147,7 @@ impl Reviewer {
 
     /// The request that asks the reviewer about `change`, for [`Reviewer::review`] (and the
     /// journal: it is a model request like any other).
-    pub(crate) fn prepare(&self, change: Change<'_>) -> Prepared {
+    pub(crate) fn prepare(&self, change: Change<'_>) -> Result<Prepared, TemplateError> {
         let (diff, cut_chars) = prompt::cut_diff(&change.patch.text, self.settings.max_diff_chars);
         let flags: Vec<String> = change.flags.iter().map(|(_, d)| d.clone()).collect();
         let request = ModelRequest {
@@ -156,17 +157,17 @@ impl Reviewer {
                 flags: &flags,
                 diff,
                 cut_chars,
-            }),
-            tools: vec![prompt::review_tool()],
+            })?,
+            tools: vec![prompt::review_tool()?],
             allowed_tools: Some(vec![REVIEW_TOOL.to_string()]),
             next_step: None,
         };
-        Prepared {
+        Ok(Prepared {
             request,
             cut_chars,
             flags,
             patch_sha256: change.patch.sha256.clone(),
-        }
+        })
     }
 
     /// Sends the prepared request to the reviewer and reads its answer. `None` when the run was
@@ -213,16 +214,24 @@ impl Reviewer {
                 (None, String::new(), Vec::new())
             }
         };
+        let mut back_to_fixer = None;
+        if model_verdict == Some(ReviewVerdict::RequestChanges) && self.returns_used < self.returns
+        {
+            match prompt::back_to_fixer(&summary, &notes) {
+                Ok(note) => {
+                    self.returns_used += 1;
+                    back_to_fixer = Some(note);
+                }
+                // The review still stands for the person; only the fixer does not hear it.
+                Err(error) => attention.push(format!(
+                    "the reviewer's notes were not passed back to the fixer: {error}"
+                )),
+            }
+        }
         let verdict = match model_verdict {
             Some(verdict) if attention.is_empty() => verdict,
             _ => ReviewVerdict::NeedsAttention,
         };
-        let back_to_fixer = (model_verdict == Some(ReviewVerdict::RequestChanges)
-            && self.returns_used < self.returns)
-            .then(|| {
-                self.returns_used += 1;
-                prompt::back_to_fixer(&summary, &notes)
-            });
         let review = Review {
             reviewer: model.name(),
             verdict,

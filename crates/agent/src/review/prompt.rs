@@ -2,25 +2,19 @@
 //! diff, and the one tool it answers with. Then the note that sends the fixer back when the
 //! reviewer asks for changes.
 
+use plumb_context::templates::{TemplateError, render};
 use plumb_protocol::{CheckReport, CheckStatus, Message, ReviewNote, ToolSpec};
+use serde::Serialize;
 use serde_json::json;
 
 /// The tool the reviewer answers with.
 pub(super) const REVIEW_TOOL: &str = "submit_review";
 
-/// The reviewer's rules. Short: the embedded model reads them every review.
-const RULES: &str = "You review a code change before a person approves it. An automated agent made it for the ticket below, and the harness's own checks (the tests, lint, a scan for weakened tests) passed. Judge the diff as a careful engineer would before merging:
-- does it do what the ticket asks, and nothing unrelated;
-- is it correct, also for the cases the ticket implies;
-- does it weaken, skip or delete a test, or hard-code an answer so that a test passes;
-- does it add anything unsafe (secrets, network, shell commands).
-Answer with submit_review: verdict approve when you would merge it as it is, request_changes when something must change first. Each note names the file and the line in the changed file and says what to change. No notes on style alone.";
-
 /// The reviewer's tool: a verdict, a summary and notes tied to places.
-pub(super) fn review_tool() -> ToolSpec {
-    ToolSpec {
+pub(super) fn review_tool() -> Result<ToolSpec, TemplateError> {
+    Ok(ToolSpec {
         name: REVIEW_TOOL.to_string(),
-        description: "Give your verdict on the change, a one-sentence summary, and notes that name a file and line.".to_string(),
+        description: render("review/submit_review.md", ())?,
         parameters: json!({
             "type": "object",
             "properties": {
@@ -42,7 +36,7 @@ pub(super) fn review_tool() -> ToolSpec {
             },
             "required": ["verdict", "summary", "notes"]
         }),
-    }
+    })
 }
 
 /// What the reviewer reads, as far as this module is concerned.
@@ -57,60 +51,61 @@ pub(super) struct Shown<'a> {
     pub cut_chars: usize,
 }
 
-/// The review request's messages.
-pub(super) fn messages(shown: &Shown<'_>) -> Vec<Message> {
-    let mut text = format!("Ticket:\n{}\n\nChecks:\n", shown.ticket.trim());
-    for check in shown.checks {
-        if check.status == CheckStatus::NotRun {
-            continue;
-        }
-        let status = match check.status {
-            CheckStatus::Passed => "passed",
-            CheckStatus::Failed => "failed",
-            CheckStatus::Flagged => "flagged",
-            CheckStatus::NotRun => "not run",
-        };
-        text.push_str(&format!(
-            "- {}: {status}: {}\n",
-            check.step.as_str(),
-            first_line(&check.evidence)
-        ));
+/// The review request's messages: the reviewer's rules (template `review/rules.md`, short: the
+/// embedded model reads them every review), then the ticket, the checks that ran, the tamper
+/// flags and the diff (`review/request.md`).
+pub(super) fn messages(shown: &Shown<'_>) -> Result<Vec<Message>, TemplateError> {
+    #[derive(Serialize)]
+    struct CheckRow<'a> {
+        step: &'a str,
+        status: &'a str,
+        evidence: &'a str,
     }
-    if !shown.flags.is_empty() {
-        text.push_str("\nThe tamper scan flagged:\n");
-        for flag in shown.flags {
-            text.push_str(&format!("- {flag}\n"));
-        }
-    }
-    text.push_str(&format!("\nDiff:\n```diff\n{}", shown.diff));
-    if !shown.diff.ends_with('\n') {
-        text.push('\n');
-    }
-    text.push_str("```\n");
-    if shown.cut_chars > 0 {
-        text.push_str(&format!(
-            "(the diff goes on for {} more characters that are not shown)\n",
-            shown.cut_chars
-        ));
-    }
-    vec![Message::system(RULES), Message::user(text)]
+    let checks: Vec<CheckRow<'_>> = shown
+        .checks
+        .iter()
+        .filter(|check| check.status != CheckStatus::NotRun)
+        .map(|check| CheckRow {
+            step: check.step.as_str(),
+            status: match check.status {
+                CheckStatus::Passed => "passed",
+                CheckStatus::Failed => "failed",
+                CheckStatus::Flagged => "flagged",
+                CheckStatus::NotRun => "not run",
+            },
+            evidence: first_line(&check.evidence),
+        })
+        .collect();
+    // The diff's last line ends with a newline before the fence closes.
+    let diff = if shown.diff.ends_with('\n') {
+        shown.diff.to_string()
+    } else {
+        format!("{}\n", shown.diff)
+    };
+    let request = render(
+        "review/request.md",
+        json!({
+            "ticket": shown.ticket.trim(),
+            "checks": checks,
+            "flags": shown.flags,
+            "diff": diff,
+            "cut_chars": shown.cut_chars,
+        }),
+    )?;
+    Ok(vec![
+        Message::system(render("review/rules.md", ())?),
+        Message::user(request),
+    ])
 }
 
-/// The note `done` answers the fixer with when the reviewer asks for changes.
-pub(super) fn back_to_fixer(summary: &str, notes: &[ReviewNote]) -> String {
-    let mut text = String::from(
-        "The checks passed, but a reviewer read your change and asks for changes before a person sees it.",
-    );
-    if !summary.trim().is_empty() {
-        text.push_str(&format!(" Reviewer: {}", summary.trim()));
-    }
-    for note in notes {
-        text.push_str(&format!("\n- {}", note.sentence()));
-    }
-    text.push_str(
-        "\nMake the changes that are right (the tests must still pass), then call done again.",
-    );
-    text
+/// The note `done` answers the fixer with when the reviewer asks for changes
+/// (`review/back_to_fixer.md`).
+pub(super) fn back_to_fixer(summary: &str, notes: &[ReviewNote]) -> Result<String, TemplateError> {
+    let notes: Vec<String> = notes.iter().map(ReviewNote::sentence).collect();
+    render(
+        "review/back_to_fixer.md",
+        json!({"summary": summary.trim(), "notes": notes}),
+    )
 }
 
 /// The diff cut to at most `max_chars` characters at a line end, and how many were cut.
@@ -171,14 +166,23 @@ mod tests {
             diff: "+x",
             cut_chars: 7,
         };
-        let messages = messages(&shown);
-        let text = messages[1].content.clone();
-        assert!(text.starts_with(
-            "Ticket:\nTotals are off by one.\n\nChecks:\n- pass: passed: 1 test passes\n"
-        ));
-        assert!(!text.contains("lint"));
-        assert!(text.contains("flagged:\n- tests/test_a.py: an existing test was changed\n"));
-        assert!(text.contains("```diff\n+x\n```\n(the diff goes on for 7 more characters"));
+        let flagged = messages(&shown).unwrap();
+        assert!(flagged[0].content.starts_with("You review a code change"));
+        assert_eq!(
+            flagged[1].content,
+            "Ticket:\nTotals are off by one.\n\nChecks:\n- pass: passed: 1 test passes\n\nThe tamper scan flagged:\n- tests/test_a.py: an existing test was changed\n\nDiff:\n```diff\n+x\n```\n(the diff goes on for 7 more characters that are not shown)\n"
+        );
+        let plain = messages(&Shown {
+            flags: &[],
+            diff: "+x\n",
+            cut_chars: 0,
+            ..shown
+        })
+        .unwrap();
+        assert_eq!(
+            plain[1].content,
+            "Ticket:\nTotals are off by one.\n\nChecks:\n- pass: passed: 1 test passes\n\nDiff:\n```diff\n+x\n```\n"
+        );
     }
 
     #[test]
@@ -189,8 +193,12 @@ mod tests {
             note: "handle zero".into(),
         }];
         assert_eq!(
-            back_to_fixer("Misses zero.", &notes),
+            back_to_fixer("Misses zero.", &notes).unwrap(),
             "The checks passed, but a reviewer read your change and asks for changes before a person sees it. Reviewer: Misses zero.\n- a.py:3: handle zero\nMake the changes that are right (the tests must still pass), then call done again."
+        );
+        assert_eq!(
+            back_to_fixer(" ", &[]).unwrap(),
+            "The checks passed, but a reviewer read your change and asks for changes before a person sees it.\nMake the changes that are right (the tests must still pass), then call done again."
         );
     }
 }

@@ -44,7 +44,7 @@ async fn review_with(reviewer: &mut Reviewer, flags: &[(String, String)]) -> Rev
         flags,
         patch: &patch,
     };
-    let prepared = reviewer.prepare(change);
+    let prepared = reviewer.prepare(change).unwrap();
     reviewer
         .review(&fixer, prepared, &CancellationToken::new())
         .await
@@ -248,7 +248,7 @@ async fn a_small_fixer_reviewing_its_own_fix_sends_nothing_back_unless_told_to()
         patch: &patch,
     };
     let mut small = Reviewer::new(None, plumb_config::Review::default(), ModelProfile::Small);
-    let prepared = small.prepare(change());
+    let prepared = small.prepare(change()).unwrap();
     let reviewed = small
         .review(&fixer, prepared, &CancellationToken::new())
         .await
@@ -264,7 +264,7 @@ async fn a_small_fixer_reviewing_its_own_fix_sends_nothing_back_unless_told_to()
     };
     let fixer = ScriptModel::from_turns("local".into(), parse_script(REQUEST).unwrap());
     let mut small = Reviewer::new(None, told, ModelProfile::Small);
-    let prepared = small.prepare(change());
+    let prepared = small.prepare(change()).unwrap();
     let reviewed = small
         .review(&fixer, prepared, &CancellationToken::new())
         .await

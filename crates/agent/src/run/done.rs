@@ -55,7 +55,7 @@ impl Run {
             .await;
             return Ok(verified);
         }
-        let prepared = self.reviewer.prepare(change);
+        let prepared = self.reviewer.prepare(change).map_err(Ending::infra)?;
         // The reviewer's request is a model request like the fixer's: the journal keeps it, so
         // it says everything that was sent to a model.
         self.emit(Event::ModelRequest {
