@@ -21,6 +21,7 @@ mod generated;
 mod harness;
 mod machine;
 mod measure;
+mod prompt_rounds;
 mod pymod;
 mod report;
 mod rng;
@@ -44,11 +45,16 @@ const USAGE: &str = "usage: plumb-bench [engine|sandbox|sse|all] [options]
   sandbox           spawn overhead of the none, bwrap and gvisor sandboxes per command
   sse               the server-sent events parser on one line of 1, 4 and 16 MiB
   search            search_code beside rg on a large tree (--tree DIR)
+  prompt            the prompt's size round by round over a scripted run on a large Python
+                    tree (--tree DIR --test-cmd CMD), at the defaults and with every result whole
   all               the engine's and the sandbox's tables, the engine's first
 engine, sse and search options:
   --runs N          repeat every measurement N times (default 7)
-search options:
-  --tree DIR        the tree to search (e.g. an unpacked sdist of SymPy)
+search and prompt options:
+  --tree DIR        the tree to search or run on (e.g. an unpacked sdist of SymPy)
+prompt options:
+  --test-cmd CMD    the tests the scripted run calls (e.g. one test file of the tree)
+  --rounds N        rounds of the scripted run (default 30)
   --dir PATH        write the generated repository into PATH (a new or empty folder) and keep it
 sandbox options:
   --true-runs N     run `true` N times per backend (default 50)
@@ -61,6 +67,7 @@ enum Tables {
     Sandbox,
     Sse,
     Search,
+    Prompt,
     All,
 }
 
@@ -88,6 +95,8 @@ struct Args {
     runs: usize,
     dir: Option<PathBuf>,
     tree: Option<PathBuf>,
+    test_command: Option<String>,
+    rounds: usize,
     sandbox: sandbox::Options,
 }
 
@@ -107,6 +116,8 @@ fn parse_args(raw: &[String]) -> Result<Args> {
         runs: DEFAULT_RUNS,
         dir: None,
         tree: None,
+        test_command: None,
+        rounds: prompt_rounds::DEFAULT_ROUNDS,
         sandbox: sandbox::Options {
             true_runs: sandbox::DEFAULT_TRUE_RUNS,
             pytest_runs: sandbox::DEFAULT_PYTEST_RUNS,
@@ -116,11 +127,12 @@ fn parse_args(raw: &[String]) -> Result<Args> {
     let mut iter = raw.iter().enumerate();
     while let Some((index, arg)) = iter.next() {
         match arg.as_str() {
-            "engine" | "sandbox" | "sse" | "search" | "all" if index == 0 => {
+            "engine" | "sandbox" | "sse" | "search" | "prompt" | "all" if index == 0 => {
                 args.tables = match arg.as_str() {
                     "sandbox" => Tables::Sandbox,
                     "sse" => Tables::Sse,
                     "search" => Tables::Search,
+                    "prompt" => Tables::Prompt,
                     "all" => Tables::All,
                     _ => Tables::Engine,
                 };
@@ -137,6 +149,15 @@ fn parse_args(raw: &[String]) -> Result<Args> {
             "--tree" => {
                 let (_, value) = iter.next().context("--tree needs a folder to search")?;
                 args.tree = Some(PathBuf::from(value));
+            }
+            "--test-cmd" => {
+                let (_, value) = iter
+                    .next()
+                    .context("--test-cmd needs a command, e.g. --test-cmd 'python3 -m pytest -q tests/test_core.py'")?;
+                args.test_command = Some(value.clone());
+            }
+            "--rounds" => {
+                args.rounds = count(arg, iter.next().map(|(_, v)| v))?;
             }
             "--true-runs" => {
                 args.sandbox.true_runs = count(arg, iter.next().map(|(_, v)| v))?;
@@ -172,10 +193,29 @@ fn parse_args(raw: &[String]) -> Result<Args> {
         (None, Tables::Search) => bail!(
             "the search table needs the tree to search: `plumb-bench search --tree DIR` (an unpacked sdist, a checkout)"
         ),
-        (Some(_), tables) if tables != Tables::Search => {
-            bail!("--tree is an option of the search table; run `plumb-bench search --tree DIR`")
+        (None, Tables::Prompt) => bail!(
+            "the prompt table needs a large Python tree to run on: `plumb-bench prompt --tree DIR --test-cmd CMD`"
+        ),
+        (Some(_), tables) if tables != Tables::Search && tables != Tables::Prompt => {
+            bail!(
+                "--tree is an option of the search and prompt tables; run `plumb-bench search --tree DIR`"
+            )
         }
         _ => {}
+    }
+    match (&args.test_command, args.tables) {
+        (None, Tables::Prompt) => bail!(
+            "the prompt table needs the tests its run may call: --test-cmd CMD (e.g. one test file of the tree)"
+        ),
+        (Some(_), tables) if tables != Tables::Prompt => {
+            bail!(
+                "--test-cmd is an option of the prompt table; run `plumb-bench prompt --tree DIR --test-cmd CMD`"
+            )
+        }
+        _ => {}
+    }
+    if args.rounds != prompt_rounds::DEFAULT_ROUNDS && args.tables != Tables::Prompt {
+        bail!("--rounds is an option of the prompt table; run `plumb-bench prompt --rounds N`");
     }
     Ok(args)
 }
@@ -211,6 +251,25 @@ fn main() -> Result<()> {
         print!(
             "{}",
             search_tree::measure(tree, args.runs, &machine::describe())?
+        );
+    }
+    if let (Tables::Prompt, Some(tree), Some(test_command)) =
+        (args.tables, &args.tree, &args.test_command)
+    {
+        eprintln!(
+            "bench: the prompt over {} scripted rounds on {}",
+            args.rounds,
+            tree.display()
+        );
+        print!(
+            "{}",
+            prompt_rounds::measure(
+                tree,
+                test_command,
+                args.rounds,
+                &machine::describe(),
+                &runtime
+            )?
         );
     }
     if args.tables == Tables::Sse {
@@ -311,6 +370,8 @@ mod tests {
             runs: DEFAULT_RUNS,
             dir: None,
             tree: None,
+            test_command: None,
+            rounds: prompt_rounds::DEFAULT_ROUNDS,
             sandbox: sandbox::Options {
                 true_runs: 20,
                 pytest_runs: 3,
@@ -335,7 +396,44 @@ mod tests {
         let expected = (
             (Tables::Search, Some(PathBuf::from("/tmp/sympy")), 3),
             "the search table needs the tree to search: `plumb-bench search --tree DIR` (an unpacked sdist, a checkout)".to_string(),
-            "--tree is an option of the search table; run `plumb-bench search --tree DIR`".to_string(),
+            "--tree is an option of the search and prompt tables; run `plumb-bench search --tree DIR`".to_string(),
+        );
+        assert_eq!(actual, expected);
+    }
+
+    #[test]
+    fn the_prompt_table_needs_a_tree_and_a_test_command() {
+        let actual = (
+            parse(&[
+                "prompt",
+                "--tree",
+                "/tmp/sympy",
+                "--test-cmd",
+                "pytest -q t.py",
+                "--rounds",
+                "12",
+            ])
+            .map(|args| (args.tables, args.tree, args.test_command, args.rounds))
+            .unwrap(),
+            parse(&["prompt", "--tree", "/tmp/sympy"])
+                .map(|_| ())
+                .unwrap_err()
+                .to_string(),
+            parse(&["search", "--tree", "/tmp/sympy", "--test-cmd", "pytest"])
+                .map(|_| ())
+                .unwrap_err()
+                .to_string(),
+        );
+
+        let expected = (
+            (
+                Tables::Prompt,
+                Some(PathBuf::from("/tmp/sympy")),
+                Some("pytest -q t.py".to_string()),
+                12,
+            ),
+            "the prompt table needs the tests its run may call: --test-cmd CMD (e.g. one test file of the tree)".to_string(),
+            "--test-cmd is an option of the prompt table; run `plumb-bench prompt --tree DIR --test-cmd CMD`".to_string(),
         );
         assert_eq!(actual, expected);
     }
