@@ -13,6 +13,10 @@
 #   scripts/bench.sh search --tree DIR   search_code beside ripgrep on a large tree (e.g. the
 #                                 SymPy sdist scripts/repomap_bench.py unpacks)
 #     --runs N          repeat every query N times (default 7)
+#   scripts/bench.sh prompt --tree DIR --test-cmd CMD   the prompt's size round by round over a
+#                                 scripted run on a large Python tree, at the defaults and with
+#                                 every result whole (docs/prompt.md)
+#     --rounds N        rounds of the scripted run (default 30)
 #   scripts/bench.sh all          the engine's and the sandbox's tables, the engine's first
 # Needs git, Python 3 with pytest and ripgrep, and for the sandbox table bubblewrap and runsc
 # (gVisor runs only as root); scripts/setup-test-deps.sh installs what is missing. A backend
