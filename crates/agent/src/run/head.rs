@@ -123,6 +123,6 @@ impl Run {
 }
 
 /// A prompt template that failed: plumb's own bug, so an infrastructure error that says so.
-pub(super) fn template_failed(error: prompt::TemplateError) -> RunError {
+fn template_failed(error: prompt::TemplateError) -> RunError {
     RunError::Infra(error.to_string())
 }
