@@ -174,6 +174,28 @@ mod tests {
     use super::*;
 
     #[test]
+    fn every_file_under_prompts_is_a_template() {
+        fn walk(dir: &std::path::Path, root: &std::path::Path, found: &mut Vec<String>) {
+            for entry in std::fs::read_dir(dir).unwrap() {
+                let path = entry.unwrap().path();
+                if path.is_dir() {
+                    walk(&path, root, found);
+                } else {
+                    let name = path.strip_prefix(root).unwrap().to_string_lossy();
+                    found.push(name.into_owned());
+                }
+            }
+        }
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("prompts");
+        let mut on_disk = Vec::new();
+        walk(&root, &root, &mut on_disk);
+        on_disk.sort();
+        let mut listed: Vec<String> = TEMPLATES.iter().map(|(name, _)| name.to_string()).collect();
+        listed.sort();
+        assert_eq!(listed, on_disk);
+    }
+
+    #[test]
     fn every_template_parses() {
         assert!(PROMPTS.is_ok(), "{:?}", PROMPTS.as_ref().err());
     }
