@@ -197,6 +197,29 @@ mod tests {
     }
 
     #[test]
+    fn text_from_the_ticket_and_the_repository_is_never_read_as_a_template() {
+        let tricky = "{{ ticket }} {% if true %}x{% endif %} {# c #} <b>&amp;</b> {{";
+        let text = first_message(&FirstMessage {
+            ticket: tricky,
+            notes: &[NotesFile {
+                path: "{{ path }}/AGENTS.md".into(),
+                text: tricky.into(),
+            }],
+            test_command: "{% raw %}",
+            baseline: "1 passed",
+            repo_map: tricky,
+            code: Some(tricky),
+        })
+        .unwrap();
+        assert_eq!(
+            text,
+            format!(
+                "# Ticket\n\n{tricky}\n\n# Project notes ({{{{ path }}}}/AGENTS.md)\n\n{tricky}\n\n# Tests\n\nThe test command is `{{% raw %}}`. Before any change: 1 passed.\n\n# Repository map\n\n{tricky}\n\n# Code the ticket is probably about\n\n{tricky}\n"
+            )
+        );
+    }
+
+    #[test]
     fn the_ticket_comes_first() {
         let text = first_message(&FirstMessage {
             ticket: "BILL-412: GST on discounted items",
