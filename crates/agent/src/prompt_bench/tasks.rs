@@ -180,21 +180,43 @@ fn python_script() -> Vec<ScriptTurn> {
     ])
 }
 
-/// `volume_rate` as the model rewrites it, with `check` the tier test it tries.
-fn rust_volume_rate(check: &str) -> String {
-    format!(
-        "/// The volume discount for a number of units: the highest tier reached.\npub fn volume_rate(quantity: u32) -> f64 {{\n    for (threshold, rate) in VOLUME_TIERS {{\n        if {check} {{\n            return rate;\n        }}\n    }}\n    0.0\n}}\n"
-    )
+/// What the Rust and JavaScript scripts differ in: where the code and its tests are, the
+/// function's name, how the model writes it, and the test it adds.
+struct Steps {
+    source: &'static str,
+    function: &'static str,
+    /// The function as the model rewrites it, with the tier check it tries.
+    rewrite: fn(&str) -> String,
+    /// `==` in Rust, `===` in JavaScript.
+    equals: &'static str,
+    /// What `run_tests` is asked to run after the first rewrite.
+    rerun: &'static str,
+    /// The line the function's window starts at.
+    function_line: u32,
+    /// The read that shows the failing tests.
+    tests_view: Value,
+    /// The edit that adds a test: path, old text, new text.
+    new_test: (&'static str, &'static str, &'static str),
 }
 
-/// The Python script's steps on the Rust task: `volume_rate` rewritten twice wrong, then right,
-/// a test added to the file's `mod tests`, `done`.
-fn rust_script() -> Vec<ScriptTurn> {
+/// The Python script's steps on a compiled-or-node task: the function rewritten twice wrong,
+/// then right, a test added beside the others, `done`.
+fn script_of(steps: &Steps) -> Vec<ScriptTurn> {
+    let Steps {
+        source,
+        function,
+        rewrite,
+        equals,
+        rerun,
+        function_line,
+        ..
+    } = *steps;
+    let (test_path, old_text, new_text) = steps.new_test;
     numbered(vec![
         turn(
-            "The ticket is about the volume discount in src/lib.rs. I read the file first.",
+            &format!("The ticket is about the volume discount in {source}. I read the file first."),
             "read_file",
-            json!({"path": "src/lib.rs"}),
+            json!({"path": source}),
         ),
         turn("I run the tests to see which fail.", "run_tests", json!({})),
         turn(
@@ -203,48 +225,44 @@ fn rust_script() -> Vec<ScriptTurn> {
             json!({"query": "VOLUME_TIERS"}),
         ),
         turn(
-            "volume_rate misses the tier at exactly 100 units.",
+            &format!("{function} misses the tier at exactly 100 units."),
             "replace_function",
-            json!({"path": "src/lib.rs", "name": "volume_rate", "code": rust_volume_rate("quantity > threshold || quantity == 100")}),
+            json!({"path": source, "name": function, "code": rewrite(&format!("quantity > threshold || quantity {equals} 100"))}),
         ),
         turn(
             "I run the volume tests again.",
             "run_tests",
-            json!({"tests": ["tests::volume_tier_at_fifty_units"]}),
+            json!({"tests": [rerun]}),
         ),
         turn(
             "The test still fails at 50 units; I read the function again.",
             "read_file",
-            json!({"path": "src/lib.rs", "start_line": 30}),
+            json!({"path": source, "start_line": function_line}),
         ),
         turn(
             "I add the tier at 50 units too.",
             "replace_function",
-            json!({"path": "src/lib.rs", "name": "volume_rate", "code": rust_volume_rate("quantity > threshold || quantity == 50")}),
+            json!({"path": source, "name": function, "code": rewrite(&format!("quantity > threshold || quantity {equals} 50"))}),
         ),
         turn(
             "I look at the tests that fail.",
             "read_file",
-            json!({"path": "src/lib.rs", "start_line": 86}),
+            steps.tests_view.clone(),
         ),
         turn(
-            "I read volume_rate once more to see the tiers.",
+            &format!("I read {function} once more to see the tiers."),
             "read_file",
-            json!({"path": "src/lib.rs", "start_line": 30}),
+            json!({"path": source, "start_line": function_line}),
         ),
         turn(
             "A tier applies from its threshold on: the check must be >=.",
             "replace_function",
-            json!({"path": "src/lib.rs", "name": "volume_rate", "code": rust_volume_rate("quantity >= threshold")}),
+            json!({"path": source, "name": function, "code": rewrite("quantity >= threshold")}),
         ),
         turn(
             "I add a test for exactly 100 units.",
             "edit_file",
-            json!({
-                "path": "src/lib.rs",
-                "old_text": "    #[test]\n    fn invoice_ends_with_the_total() {",
-                "new_text": "    #[test]\n    fn exactly_one_hundred_units_get_fifteen_percent() {\n        assert_eq!(apply_discounts(&order(&[(\"a\", 100, 1.0)])), 85.0);\n    }\n\n    #[test]\n    fn invoice_ends_with_the_total() {",
-            }),
+            json!({"path": test_path, "old_text": old_text, "new_text": new_text}),
         ),
         turn(
             "The fix and its test are in place.",
@@ -252,6 +270,31 @@ fn rust_script() -> Vec<ScriptTurn> {
             json!({"summary": "A volume tier now applies from its threshold on (>=)."}),
         ),
     ])
+}
+
+/// `volume_rate` as the model rewrites it, with `check` the tier test it tries.
+fn rust_volume_rate(check: &str) -> String {
+    format!(
+        "/// The volume discount for a number of units: the highest tier reached.\npub fn volume_rate(quantity: u32) -> f64 {{\n    for (threshold, rate) in VOLUME_TIERS {{\n        if {check} {{\n            return rate;\n        }}\n    }}\n    0.0\n}}\n"
+    )
+}
+
+/// The Rust task's script: its tests are the `mod tests` of `src/lib.rs`.
+fn rust_script() -> Vec<ScriptTurn> {
+    script_of(&Steps {
+        source: "src/lib.rs",
+        function: "volume_rate",
+        rewrite: rust_volume_rate,
+        equals: "==",
+        rerun: "tests::volume_tier_at_fifty_units",
+        function_line: 30,
+        tests_view: json!({"path": "src/lib.rs", "start_line": 86}),
+        new_test: (
+            "src/lib.rs",
+            "    #[test]\n    fn invoice_ends_with_the_total() {",
+            "    #[test]\n    fn exactly_one_hundred_units_get_fifteen_percent() {\n        assert_eq!(apply_discounts(&order(&[(\"a\", 100, 1.0)])), 85.0);\n    }\n\n    #[test]\n    fn invoice_ends_with_the_total() {",
+        ),
+    })
 }
 
 /// `volumeRate` as the model rewrites it, with `check` the tier test it tries.
@@ -261,68 +304,20 @@ fn javascript_volume_rate(check: &str) -> String {
     )
 }
 
-/// The same steps on the JavaScript task.
+/// The JavaScript task's script: its tests are `test/discounts.test.js`.
 fn javascript_script() -> Vec<ScriptTurn> {
-    numbered(vec![
-        turn(
-            "The ticket is about the volume discount in src/discounts.js. I read the file first.",
-            "read_file",
-            json!({"path": "src/discounts.js"}),
+    script_of(&Steps {
+        source: "src/discounts.js",
+        function: "volumeRate",
+        rewrite: javascript_volume_rate,
+        equals: "===",
+        rerun: "test/discounts.test.js",
+        function_line: 20,
+        tests_view: json!({"path": "test/discounts.test.js"}),
+        new_test: (
+            "test/discounts.test.js",
+            "test('unknown coupon', () => {",
+            "test('exactly one hundred units get fifteen percent', () => {\n  assert.strictEqual(applyDiscounts(order([['a', 100, 1]])), 85);\n});\n\ntest('unknown coupon', () => {",
         ),
-        turn("I run the tests to see which fail.", "run_tests", json!({})),
-        turn(
-            "The tiers come from VOLUME_TIERS; I look where it is used.",
-            "search_code",
-            json!({"query": "VOLUME_TIERS"}),
-        ),
-        turn(
-            "volumeRate misses the tier at exactly 100 units.",
-            "replace_function",
-            json!({"path": "src/discounts.js", "name": "volumeRate", "code": javascript_volume_rate("quantity > threshold || quantity === 100")}),
-        ),
-        turn(
-            "I run the volume tests again.",
-            "run_tests",
-            json!({"tests": ["test/discounts.test.js"]}),
-        ),
-        turn(
-            "The test still fails at 50 units; I read the function again.",
-            "read_file",
-            json!({"path": "src/discounts.js", "start_line": 20}),
-        ),
-        turn(
-            "I add the tier at 50 units too.",
-            "replace_function",
-            json!({"path": "src/discounts.js", "name": "volumeRate", "code": javascript_volume_rate("quantity > threshold || quantity === 50")}),
-        ),
-        turn(
-            "I look at the tests that fail.",
-            "read_file",
-            json!({"path": "test/discounts.test.js"}),
-        ),
-        turn(
-            "I read volumeRate once more to see the tiers.",
-            "read_file",
-            json!({"path": "src/discounts.js", "start_line": 20}),
-        ),
-        turn(
-            "A tier applies from its threshold on: the check must be >=.",
-            "replace_function",
-            json!({"path": "src/discounts.js", "name": "volumeRate", "code": javascript_volume_rate("quantity >= threshold")}),
-        ),
-        turn(
-            "I add a test for exactly 100 units.",
-            "edit_file",
-            json!({
-                "path": "test/discounts.test.js",
-                "old_text": "test('unknown coupon', () => {",
-                "new_text": "test('exactly one hundred units get fifteen percent', () => {\n  assert.strictEqual(applyDiscounts(order([['a', 100, 1]])), 85);\n});\n\ntest('unknown coupon', () => {",
-            }),
-        ),
-        turn(
-            "The fix and its test are in place.",
-            "done",
-            json!({"summary": "A volume tier now applies from its threshold on (>=)."}),
-        ),
-    ])
+    })
 }
