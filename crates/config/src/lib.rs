@@ -76,6 +76,7 @@ pub struct Config {
     pub helpers: Helpers,
     pub review: Review,
     pub approval: Approval,
+    pub mcp: Mcp,
 }
 
 impl Default for Config {
@@ -103,6 +104,7 @@ impl Default for Config {
             helpers: Helpers::default(),
             review: Review::default(),
             approval: Approval::default(),
+            mcp: Mcp::default(),
         }
     }
 }
@@ -164,6 +166,26 @@ impl Default for Limits {
             // Half a million names, 4 GiB: see `plumb_workspace::WorkspaceLimits`.
             max_workspace_files: 500_000,
             max_workspace_bytes: 4 << 30,
+        }
+    }
+}
+
+/// `plumb mcp`: what another agent calling plumb's tools may ask of this machine.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Mcp {
+    /// The folders whose repositories `coding_task` takes (each with everything under it); a
+    /// relative entry is relative to the folder `plumb mcp` starts in. Empty: that folder alone.
+    pub allowed_roots: Vec<PathBuf>,
+    /// How many `coding_task` runs go at once; a call past it is refused with a message.
+    pub max_tasks: u32,
+}
+
+impl Default for Mcp {
+    fn default() -> Self {
+        Self {
+            allowed_roots: Vec::new(),
+            max_tasks: 1,
         }
     }
 }

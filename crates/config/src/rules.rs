@@ -180,6 +180,11 @@ pub(crate) const RULES: &[(&str, Rule)] = &[
     ),
     ("approval.timeout_secs", Rule::AtMost),
     ("approval.max_diff_bytes", Rule::AtMost),
+    (
+        "mcp.allowed_roots",
+        Rule::Forbidden("only your own settings can say which folders plumb mcp may take"),
+    ),
+    ("mcp.max_tasks", Rule::AtMost),
 ];
 
 /// The reason for a key no rule names (none today; the table test keeps it so).

@@ -31,6 +31,7 @@ mod setup_snapshot;
 mod source_tree;
 mod stage;
 mod tree_archive;
+mod upload_pack;
 mod workspace;
 
 pub use bundle::{BundleError, BundleRequest, MadeBundle, bundle_change};
@@ -55,6 +56,7 @@ pub use setup_snapshot::{
 pub use source_tree::{SourceTreeError, export_commit, unpack_archive};
 pub use stage::{KeptOut, KeptOutKind, WorkspaceLimits};
 pub use tree_archive::pack_tree;
+pub use upload_pack::{PackedSource, UPLOAD_TOP, pack_source};
 pub use workspace::{
     BASELINE_REF, Checkpoint, HOME_DIR, SHADOW_DIR, SOURCE_REF, WORK_DIR, Workspace,
 };

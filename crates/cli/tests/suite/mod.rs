@@ -13,6 +13,7 @@ mod go_tests;
 mod helpers;
 mod local_model;
 mod map;
+mod mcp;
 mod models;
 mod phases_flow;
 mod providers;

@@ -9,8 +9,8 @@ use pretty_assertions::assert_eq;
 use super::*;
 use crate::provenance::{dotted, leaves, table_of};
 use crate::{
-    Approval, Config, Helpers, Limits, Local, ModelService, PriceOverride, Provider, Providers,
-    Review, RunPolicy, Runs,
+    Approval, Config, Helpers, Limits, Local, Mcp, ModelService, PriceOverride, Provider,
+    Providers, Review, RunPolicy, Runs,
 };
 
 fn toml(text: &str) -> Value {
@@ -310,6 +310,10 @@ fn every_key_set() -> Config {
         approval: Approval {
             timeout_secs: 600,
             max_diff_bytes: 1 << 20,
+        },
+        mcp: Mcp {
+            allowed_roots: vec![PathBuf::from("/srv/repos")],
+            max_tasks: 1,
         },
     }
 }

@@ -1,10 +1,11 @@
 //! A starting tree packed with `pack_tree` comes back whole through `unpack_archive`: files with
-//! their bytes and modes, folders, links as links; `.git` left out; a tree over the cap refused.
+//! their bytes and modes, folders, links as links; `.git` left out; a tree over the cap refused. A
+//! repository packed for an upload holds what a copy would, without links.
 
 use pretty_assertions::assert_eq;
 use tempfile::TempDir;
 
-use plumb_workspace::{SourceTreeError, pack_tree, unpack_archive};
+use plumb_workspace::{SourceTreeError, intake, pack_source, pack_tree, unpack_archive};
 
 use super::{link, listing, make_executable, plain_source, write};
 
@@ -32,4 +33,79 @@ fn a_packed_tree_unpacks_to_the_same_tree_without_git() {
 
     let refused = pack_tree(&source, &tmp.path().join("small.tar.gz"), 10).unwrap_err();
     assert!(matches!(refused, SourceTreeError::BadInput(_)), "{refused}");
+}
+
+#[test]
+fn a_repository_packed_for_upload_is_what_a_copy_holds_and_the_server_intake_takes_it() {
+    let tmp = TempDir::new().unwrap();
+    let source = plain_source(tmp.path());
+    write(&source, ".gitignore", "build/\n");
+    write(&source, "build/out.o", "object\n");
+    write(&source, ".plumbignore", "answers.txt\n");
+    write(&source, "answers.txt", "the answer\n");
+    write(&source, ".git/HEAD", "ref: refs/heads/main\n");
+    link(&source, "docs/link.py", "../a.py");
+    let before = listing(&source);
+    let scratch = tmp.path().join("scratch");
+    std::fs::create_dir(&scratch).unwrap();
+    let archive = tmp.path().join("upload.tar.gz");
+
+    let packed = pack_source(
+        &source,
+        &scratch,
+        &archive,
+        &plumb_workspace::CopyLimits::default(),
+    )
+    .unwrap();
+
+    assert_eq!(packed.links_left_out, vec!["docs/link.py".to_owned()]);
+    assert_eq!(listing(&source), before, "packing changed the source");
+    // The server's own intake (regular files and folders only) unpacks it.
+    let back = tmp.path().join("back");
+    let summary = intake::unpack_archive(
+        std::fs::File::open(&archive).unwrap(),
+        intake::ArchiveKind::TarGz,
+        &back,
+        &intake::ArchiveCaps::default(),
+    )
+    .unwrap();
+    let root = summary.root;
+    assert_eq!(root, back.join(plumb_workspace::UPLOAD_TOP));
+    assert!(root.join("a.py").is_file());
+    for left_out in ["build/out.o", "answers.txt", ".git/HEAD", "docs/link.py"] {
+        assert!(
+            std::fs::symlink_metadata(root.join(left_out)).is_err(),
+            "{left_out} was uploaded"
+        );
+    }
+}
+
+#[test]
+fn a_repository_that_is_one_folder_keeps_its_level_through_the_intake() {
+    let tmp = TempDir::new().unwrap();
+    let source = tmp.path().join("only-src");
+    write(&source, "src/lib.py", "X = 1\n");
+    let scratch = tmp.path().join("scratch");
+    std::fs::create_dir(&scratch).unwrap();
+    let archive = tmp.path().join("upload.tar.gz");
+    pack_source(
+        &source,
+        &scratch,
+        &archive,
+        &plumb_workspace::CopyLimits::default(),
+    )
+    .unwrap();
+    let back = tmp.path().join("back");
+    let summary = intake::unpack_archive(
+        std::fs::File::open(&archive).unwrap(),
+        intake::ArchiveKind::TarGz,
+        &back,
+        &intake::ArchiveCaps::default(),
+    )
+    .unwrap();
+    assert!(
+        summary.root.join("src/lib.py").is_file(),
+        "{:?}",
+        summary.root
+    );
 }
