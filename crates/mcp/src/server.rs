@@ -27,7 +27,8 @@ const INSTRUCTIONS: &str = "plumb fixes a ticket in a sandboxed throwaway copy o
 and proves the change with the project's own tests (a check ladder: syntax, a test that fails \
 before and passes after, the full suite, lint, tamper traps, a review). `coding_task` returns the \
 verified diff and its SHA-256; it never writes the repository, and no tool here can approve or \
-apply a change: a person reads the diff and runs the returned `plumb apply RUN --sha SHA`.";
+apply a change: a person reads the diff and runs the returned `apply_command` (`plumb apply RUN \
+--sha SHA`, or the approval by SHA-256 on the plumb serve that ran the task).";
 
 /// The MCP face of plumb over one [`Backend`]; cheap to clone (the HTTP transport makes one per
 /// request).
@@ -153,7 +154,7 @@ impl PlumbMcp {
             .map_err(failure_text)
     }
 
-    /// The runs this server's runs folder holds, newest first, with the running ones.
+    /// The newest runs, running and finished (through a plumb serve: the tenant's newest tasks).
     #[tool(
         name = "runs_list",
         annotations(

@@ -1,5 +1,5 @@
 """Drives `plumb mcp` with the reference MCP client (the `mcp` package from PyPI) for plumb's
-CLI tests (crates/cli/tests/suite/mcp.rs), which check what it prints.
+CLI tests (crates/cli/tests/suite/mcp/), which check what it prints.
 
     client.py SCENARIO JSON
 
@@ -15,7 +15,8 @@ what the scenario needs. Every scenario prints one JSON object on stdout:
   at the first progress note of round 1 or later; then `coding_task_status` of the run until it
   has finished.
 - `cancel_by_tool`: `coding_task`, and beside it `coding_task_cancel` of its run at the first
-  progress note of round 1 or later.
+  progress note of round 1 or later; with `"second": true`, a second `coding_task` with the same
+  arguments is called first, while the first still runs (`second`).
 """
 
 import json
@@ -151,7 +152,7 @@ async def cancel_by_notification(client, arguments):
     return answer
 
 
-async def cancel_by_tool(client, arguments):
+async def cancel_by_tool(client, arguments, second=False):
     notes = []
     answer = {}
     async with anyio.create_task_group() as group:
@@ -163,6 +164,8 @@ async def cancel_by_tool(client, arguments):
         answer["reached_round"] = await wait_for(lambda: past_round_zero(notes), 120)
         run = run_of(notes)
         answer["run"] = run
+        if second:
+            answer["second"] = await call(client, "coding_task", arguments)
         answer["cancel"] = await call(client, "coding_task_cancel", {"run": run})
     answer["status"] = await call(client, "coding_task_status", {"run": answer["run"]})
     return answer
@@ -178,7 +181,7 @@ async def main():
         elif scenario == "cancel_by_notification":
             answer = await cancel_by_notification(client, spec["arguments"])
         elif scenario == "cancel_by_tool":
-            answer = await cancel_by_tool(client, spec["arguments"])
+            answer = await cancel_by_tool(client, spec["arguments"], spec.get("second", False))
         else:
             raise SystemExit(f"unknown scenario {scenario}")
         answer["protocol_version"] = getattr(client, "protocol_version", None)

@@ -467,7 +467,7 @@ fn a_client_cancel_notification_ends_the_run_rolled_back_and_the_repo_untouched(
 }
 
 #[test]
-fn coding_task_cancel_over_http_ends_the_run_rolled_back() {
+fn coding_task_cancel_over_http_ends_the_run_rolled_back_and_a_second_task_meanwhile_is_refused() {
     let fixture = Fixture::billing();
     let before = tree_digest(fixture.repo_path());
     let script = fixture.slow_script();
@@ -480,8 +480,18 @@ fn coding_task_cancel_over_http_ends_the_run_rolled_back() {
 
     let answer = client(
         "cancel_by_tool",
-        &with_server(server.spec(), json!({"arguments": arguments})),
+        &with_server(
+            server.spec(),
+            json!({"arguments": arguments, "second": true}),
+        ),
     );
+
+    // One task at a time (mcp.max_tasks = 1): the second call, while the first runs, is refused.
+    assert_eq!(answer["second"]["isError"], json!(true), "{answer:#}");
+    let refusal = answer["second"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(refusal.contains("mcp.max_tasks"), "{refusal}");
 
     assert_eq!(
         answer["cancel"]["structuredContent"]["cancelled"],
