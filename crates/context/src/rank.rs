@@ -106,7 +106,10 @@ pub fn rank(files: &[IndexedFile], focus: &Focus) -> Ranking {
         .collect();
     ranked_files.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
 
-    let mut flows: BTreeMap<(usize, &str), f64> = BTreeMap::new();
+    // Hashed, not ordered: each key's sum is taken in the graph's edge order either way, and the
+    // definitions are sorted below by a total order. An ordered map spent most of a warm `plumb
+    // map` comparing names.
+    let mut flows: HashMap<(usize, &str), f64> = HashMap::new();
     for node in graph.node_indices() {
         let out_weight: f64 = graph.edges(node).map(|e| e.weight().weight).sum();
         if out_weight <= 0.0 {
@@ -155,7 +158,7 @@ fn build_graph<'a>(files: &'a [IndexedFile], focus: &Focus) -> DiGraph<(), Use<'
     let mut definers: HashMap<&str, BTreeSet<usize>> = HashMap::new();
     let mut users: HashMap<&str, BTreeMap<usize, usize>> = HashMap::new();
     for (index, file) in files.iter().enumerate() {
-        for tag in &file.tags {
+        for tag in file.tags.iter() {
             match tag.kind {
                 TagKind::Definition => {
                     definers.entry(&tag.name).or_default().insert(index);
@@ -335,7 +338,7 @@ mod tests {
         IndexedFile {
             path: path.to_owned(),
             language: Some(Language::Python),
-            tags,
+            tags: std::sync::Arc::new(tags),
         }
     }
 

@@ -199,7 +199,9 @@ mod tests {
                 IndexedFile {
                     path: (*path).to_owned(),
                     language,
-                    tags: language.map(|l| tags(l, source)).unwrap_or_default(),
+                    tags: std::sync::Arc::new(
+                        language.map(|l| tags(l, source)).unwrap_or_default(),
+                    ),
                 }
             })
             .collect();
