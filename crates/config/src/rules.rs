@@ -184,7 +184,12 @@ pub(crate) const RULES: &[(&str, Rule)] = &[
         "mcp.allowed_roots",
         Rule::Forbidden("only your own settings can say which folders plumb mcp may take"),
     ),
-    ("mcp.max_tasks", Rule::AtMost),
+    // Read once when `plumb mcp` starts, before any repository is: a repository's value could
+    // never take effect, so it is left out with a warning rather than accepted and ignored.
+    (
+        "mcp.max_tasks",
+        Rule::Forbidden("only your own settings can say how many tasks plumb mcp runs at once"),
+    ),
 ];
 
 /// The reason for a key no rule names (none today; the table test keeps it so).
