@@ -1,8 +1,10 @@
 //! `plumb mcp` driven by a real MCP client: the reference Python SDK (`mcp` from PyPI, installed
 //! by scripts/setup-test-deps.sh --tests into its own folder) runs `tests/mcp/client.py`, over
 //! stdio and over streamable HTTP; these tests check what it saw and what became of the caller's
-//! repository and of `plumb apply`. `remote.rs`: the same tools through a `plumb serve`.
+//! repository and of `plumb apply`. `remote.rs`: the same tools through a `plumb serve`;
+//! `host.rs`: the HTTP endpoint's Host check.
 
+mod host;
 mod remote;
 
 use std::io::{BufRead, BufReader, Read};
@@ -93,13 +95,13 @@ pub(super) fn env_of(fixture: &Fixture) -> Value {
 }
 
 /// `plumb mcp --listen 127.0.0.1:0` as a child; stopped (SIGTERM) when dropped.
-struct HttpServer {
+pub(super) struct HttpServer {
     child: Child,
-    url: String,
+    pub(super) url: String,
 }
 
 impl HttpServer {
-    fn start(fixture: &Fixture, settings: &[&str]) -> Self {
+    pub(super) fn start(fixture: &Fixture, settings: &[&str]) -> Self {
         let mut command = super::common::plumb_command(fixture.home.path());
         command.arg("-c").arg(roots_setting(fixture));
         for setting in settings {
