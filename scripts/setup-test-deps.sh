@@ -107,22 +107,19 @@ if [ "${1:-}" = "--tests" ]; then
   # schemathesis (pinned; from PyPI), kept in a folder of its own: installed beside the system's
   # pytest, its pytest plugins (schemathesis's, hypothesis's, anyio's) would load into every
   # pytest the tests run, over a second each time.
-  st_dir="${PLUMB_SCHEMATHESIS_DIR:-/opt/plumb-test-tools/schemathesis-4.32.5}"
-  if [ ! -f "$st_dir/.installed" ]; then
-    rm -rf "$st_dir"
-    PIP_BREAK_SYSTEM_PACKAGES=1 PIP_ROOT_USER_ACTION=ignore PIP_DISABLE_PIP_VERSION_CHECK=1 \
-      python3 -m pip install --quiet --target "$st_dir" "schemathesis==4.32.5"
-    touch "$st_dir/.installed"
-  fi
+  # pip_target DIR SPEC: SPEC installed into DIR alone, once (DIR/.installed marks it done).
+  pip_target() {
+    if [ ! -f "$1/.installed" ]; then
+      rm -rf "$1"
+      PIP_BREAK_SYSTEM_PACKAGES=1 PIP_ROOT_USER_ACTION=ignore PIP_DISABLE_PIP_VERSION_CHECK=1 \
+        python3 -m pip install --quiet --target "$1" "$2"
+      touch "$1/.installed"
+    fi
+  }
+  pip_target "${PLUMB_SCHEMATHESIS_DIR:-/opt/plumb-test-tools/schemathesis-4.32.5}" "schemathesis==4.32.5"
   # The MCP server's tests drive `plumb mcp` with the reference Python SDK (pinned; from PyPI), in
   # a folder of its own for the same reason; PLUMB_MCP_SDK points the tests at another one.
-  mcp_dir="${PLUMB_MCP_SDK:-/opt/plumb-test-tools/mcp-2.3.0}"
-  if [ ! -f "$mcp_dir/.installed" ]; then
-    rm -rf "$mcp_dir"
-    PIP_BREAK_SYSTEM_PACKAGES=1 PIP_ROOT_USER_ACTION=ignore PIP_DISABLE_PIP_VERSION_CHECK=1 \
-      python3 -m pip install --quiet --target "$mcp_dir" "mcp==2.3.0"
-    touch "$mcp_dir/.installed"
-  fi
+  pip_target "${PLUMB_MCP_SDK:-/opt/plumb-test-tools/mcp-2.3.0}" "mcp==2.3.0"
   # Earlier versions of this script installed it into the system's Python: take it out again,
   # with the packages only it needed (each only when nothing else requires it).
   if python3 -m pip show schemathesis >/dev/null 2>&1; then

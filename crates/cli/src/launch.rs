@@ -9,6 +9,7 @@ use plumb_agent::{FinalReport, RunSpec, new_run_id};
 use plumb_config::Config;
 use plumb_model::ModelClient;
 use plumb_protocol::Provenance;
+use plumb_sandbox::Sandbox;
 use plumb_verify::TestCommand;
 
 use crate::screen::say;
@@ -29,6 +30,54 @@ pub(crate) struct Task {
     pub fail_to_pass: Vec<String>,
 }
 
+/// A run made ready to start: its folder made and locked (no other plumb prunes it while the
+/// lock is held), its reviewer connected, its sandbox built. Every front end that runs the engine
+/// — the terminal's commands here, `plumb mcp` — starts from this.
+pub(crate) struct Prepared {
+    pub run_id: String,
+    pub runs_dir: PathBuf,
+    pub run_dir: PathBuf,
+    pub lock: prune::RunLock,
+    pub sandbox: Box<dyn Sandbox>,
+    pub reviewer: Option<Box<dyn ModelClient>>,
+}
+
+/// Prepares a run under `config`; `reviewer` replaces the one `review.model` names.
+pub(crate) fn prepare(
+    config: &Config,
+    reviewer: Option<Box<dyn ModelClient>>,
+) -> Result<Prepared, Failure> {
+    let reviewer = match reviewer {
+        Some(reviewer) => Some(reviewer),
+        None if !config.review.model.trim().is_empty() => Some(
+            setup::connect_model(&config.review.model, config).map_err(|failure| Failure {
+                message: format!("review.model: {}", failure.message),
+                ..failure
+            })?,
+        ),
+        None => None,
+    };
+    let run_id = new_run_id();
+    let runs_dir = setup::runs_dir(config)?;
+    let run_dir = runs_dir.join(&run_id);
+    std::fs::create_dir_all(&run_dir).map_err(|err| {
+        Failure::bad_input(format!(
+            "could not create the run folder {}: {err}; set runs_dir in plumb.toml or PLUMB_HOME to a writable folder",
+            run_dir.display()
+        ))
+    })?;
+    let lock = prune::lock_run(&run_dir)?;
+    let sandbox = setup::build_sandbox(config, run_dir.join("sandbox"), run_dir.join("toolcache"))?;
+    Ok(Prepared {
+        run_id,
+        runs_dir,
+        run_dir,
+        lock,
+        sandbox,
+        reviewer,
+    })
+}
+
 /// Runs `task` under `config` (whose settings came from where `settings` says) with live
 /// progress on stderr. Ctrl-C sends a cancel on `inputs`, whose reading end the run gets (and,
 /// after it, the approval question, so a Ctrl-C there keeps the change out).
@@ -38,30 +87,16 @@ pub(crate) async fn run(
     settings: Provenance,
     inputs: &(Submitter, Inbox),
 ) -> Result<FinalReport, Failure> {
-    let reviewer = match task.reviewer {
-        Some(reviewer) => Some(reviewer),
-        None if !config.review.model.trim().is_empty() => Some(
-            setup::connect_model(&config.review.model, &config).map_err(|failure| Failure {
-                message: format!("review.model: {}", failure.message),
-                ..failure
-            })?,
-        ),
-        None => None,
-    };
-    let run_id = new_run_id();
-    let runs_dir = setup::runs_dir(&config)?;
-    let run_dir = runs_dir.join(&run_id);
-    std::fs::create_dir_all(&run_dir).map_err(|err| {
-        Failure::bad_input(format!(
-            "could not create the run folder {}: {err}; set runs_dir in plumb.toml or PLUMB_HOME to a writable folder",
-            run_dir.display()
-        ))
-    })?;
-    // Held until this function returns: no other plumb prunes this folder while the run goes.
-    let _lock = prune::lock_run(&run_dir)?;
+    // `_lock` is held until this function returns: no other plumb prunes the folder meanwhile.
+    let Prepared {
+        run_id,
+        runs_dir,
+        run_dir,
+        lock: _lock,
+        sandbox,
+        reviewer,
+    } = prepare(&config, task.reviewer)?;
     let keep = config.runs.clone();
-    let sandbox =
-        setup::build_sandbox(&config, run_dir.join("sandbox"), run_dir.join("toolcache"))?;
     progress::cancel_on_ctrl_c(inputs.0.clone());
     let (observer, printer) = progress::start();
     let spec = RunSpec {

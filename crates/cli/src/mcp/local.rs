@@ -9,8 +9,8 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
+use plumb_agent::RunSpec;
 use plumb_agent::input::CancelReason;
-use plumb_agent::{RunSpec, new_run_id};
 use plumb_config::{Config, FlagSetting};
 use plumb_mcp::types::{
     Budget, CancelAnswer, CodingTaskArgs, RunDiff, RunStatus, RunsList, RunsListArgs, TaskResult,
@@ -18,11 +18,13 @@ use plumb_mcp::types::{
 use plumb_mcp::{Backend, ProgressNote, ToolFailure};
 use plumb_model::ModelSpec;
 use plumb_protocol::Event;
-use tokio::sync::{Notify, Semaphore, mpsc};
+use tokio::sync::{Notify, mpsc};
 use tokio_util::sync::CancellationToken;
 
-use super::roots::Roots;
+use super::gate::Gate;
+use super::lock;
 use super::runs::{self as mcp_runs, Live};
+use crate::launch::{self, Prepared};
 use crate::screen::{one_line, say};
 use crate::{Failure, prune, setup};
 
@@ -30,10 +32,8 @@ use crate::{Failure, prune, setup};
 pub(super) struct LocalBackend {
     /// The user's `-c` overrides given to `plumb mcp`.
     overrides: Vec<String>,
-    roots: Roots,
+    gate: Gate,
     runs_dir: PathBuf,
-    slots: Arc<Semaphore>,
-    max_tasks: usize,
     /// The runs this server started that have not ended.
     live: Arc<Mutex<BTreeMap<String, Live>>>,
     /// Woken each time a run ends.
@@ -41,18 +41,11 @@ pub(super) struct LocalBackend {
 }
 
 impl LocalBackend {
-    pub(super) fn new(
-        overrides: Vec<String>,
-        roots: Roots,
-        runs_dir: PathBuf,
-        max_tasks: usize,
-    ) -> LocalBackend {
+    pub(super) fn new(overrides: Vec<String>, gate: Gate, runs_dir: PathBuf) -> LocalBackend {
         LocalBackend {
             overrides,
-            roots,
+            gate,
             runs_dir,
-            slots: Arc::new(Semaphore::new(max_tasks)),
-            max_tasks,
             live: Arc::new(Mutex::new(BTreeMap::new())),
             ended: Arc::new(Notify::new()),
         }
@@ -76,14 +69,14 @@ impl LocalBackend {
             ModelSpec::Script(path) => {
                 let inside = path
                     .canonicalize()
-                    .map(|resolved| self.roots.contains(&resolved))
+                    .map(|resolved| self.gate.roots.contains(&resolved))
                     .unwrap_or(false);
                 if inside {
                     Ok(())
                 } else {
                     Err(ToolFailure::BadInput(format!(
                         "model {text}: the script must be a file inside the folders this plumb mcp may take ({})",
-                        self.roots.text()
+                        self.gate.roots.text()
                     )))
                 }
             }
@@ -117,18 +110,7 @@ impl Backend for LocalBackend {
         progress: mpsc::UnboundedSender<ProgressNote>,
         cancel: CancellationToken,
     ) -> Result<TaskResult, ToolFailure> {
-        let repo = self.roots.check_repo(&args.repo)?;
-        if args.ticket.trim().is_empty() {
-            return Err(ToolFailure::BadInput(
-                "ticket is empty; say what should change".into(),
-            ));
-        }
-        let permit = self.slots.clone().try_acquire_owned().map_err(|_| {
-            ToolFailure::BadInput(format!(
-                "plumb mcp already runs {} task(s), its limit (mcp.max_tasks); wait for it to end or cancel it with coding_task_cancel",
-                self.max_tasks
-            ))
-        })?;
+        let (repo, permit) = self.gate.admit(&args)?;
         let mut flags = Vec::new();
         if let Some(model) = &args.model {
             flags.push(FlagSetting::text("coding_task's model", "model", model));
@@ -150,34 +132,20 @@ impl Backend for LocalBackend {
         tighten(&mut loaded.config.limits, &args)?;
         let config = loaded.config;
         let model = setup::connect_model(&config.model, &config).map_err(bad_input)?;
-        let reviewer = if config.review.model.trim().is_empty() {
-            None
-        } else {
-            Some(
-                setup::connect_model(&config.review.model, &config).map_err(|failure| {
-                    ToolFailure::BadInput(format!("review.model: {}", failure.message))
-                })?,
-            )
-        };
         let test_command = args
             .test_command
             .as_deref()
             .map(plumb_verify::parse_command)
             .transpose()
             .map_err(|err| ToolFailure::BadInput(format!("test_command: {err}")))?;
-        let run_id = new_run_id();
-        let run_dir = self.runs_dir.join(&run_id);
-        std::fs::create_dir_all(&run_dir).map_err(|err| {
-            ToolFailure::Infra(format!(
-                "could not create the run folder {}: {err}",
-                run_dir.display()
-            ))
-        })?;
-        let lock_file =
-            prune::lock_run(&run_dir).map_err(|failure| ToolFailure::Infra(failure.message))?;
-        let sandbox =
-            setup::build_sandbox(&config, run_dir.join("sandbox"), run_dir.join("toolcache"))
-                .map_err(bad_input)?;
+        let Prepared {
+            run_id,
+            runs_dir,
+            run_dir,
+            lock: lock_file,
+            sandbox,
+            reviewer,
+        } = launch::prepare(&config, None).map_err(bad_input)?;
         let keep = config.runs.clone();
         let (submitter, inbox) = plumb_agent::input::channel();
         let title = args
@@ -229,7 +197,6 @@ impl Backend for LocalBackend {
         };
         // The run goes on in a task of its own: if the call's future is dropped (the client gone)
         // the run still ends through its cancel, rolled back, instead of being cut off.
-        let runs_dir = self.runs_dir.clone();
         let (live, ended) = (self.live.clone(), self.ended.clone());
         let finished_id = run_id.clone();
         let engine = tokio::spawn(async move {
@@ -417,13 +384,6 @@ fn bad_input(failure: Failure) -> ToolFailure {
     } else {
         ToolFailure::BadInput(failure.message)
     }
-}
-
-/// The map of live runs; a panic elsewhere while it was held leaves it usable.
-fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 #[cfg(test)]

@@ -5,10 +5,11 @@
 //! approves, applies or undoes anything.
 //!
 //! The caller is untrusted, as a repository's settings are: its `repo` must lie inside
-//! `mcp.allowed_roots` (`roots.rs`); its `max_rounds` and `budget` only tighten the user's limits;
+//! `mcp.allowed_roots` (`roots.rs`, checked with the ticket and `mcp.max_tasks` in `gate.rs`); its `max_rounds` and `budget` only tighten the user's limits;
 //! it cannot name the sandbox (the schema has no such field, and unknown fields are refused).
 
 mod api;
+mod gate;
 mod local;
 mod remote;
 mod roots;
@@ -23,6 +24,7 @@ use tokio_util::sync::CancellationToken;
 use crate::args::McpArgs;
 use crate::screen::say;
 use crate::{Failure, setup};
+use gate::Gate;
 use local::LocalBackend;
 use remote::RemoteBackend;
 use roots::Roots;
@@ -33,6 +35,7 @@ pub(crate) async fn run(args: McpArgs, overrides: &[String]) -> Result<i32, Fail
     let roots = Roots::resolve(&loaded.config.mcp.allowed_roots)?;
     let max_tasks = loaded.config.mcp.max_tasks.max(1) as usize;
     let shown = roots.text();
+    let gate = Gate::new(roots, max_tasks);
     let (backend, runs_on): (Arc<dyn Backend>, String) = match &args.server {
         Some(server) => {
             let token = match &args.token {
@@ -43,12 +46,12 @@ pub(crate) async fn run(args: McpArgs, overrides: &[String]) -> Result<i32, Fail
                     )
                 })?,
             };
-            let remote = RemoteBackend::new(server, &token, roots, max_tasks)?;
+            let remote = RemoteBackend::new(server, &token, gate)?;
             (Arc::new(remote), format!("tasks run on {server}"))
         }
         None => {
             let runs_dir = setup::runs_dir(&loaded.config)?;
-            let local = LocalBackend::new(overrides.to_vec(), roots, runs_dir, max_tasks);
+            let local = LocalBackend::new(overrides.to_vec(), gate, runs_dir);
             (Arc::new(local), "tasks run here".to_owned())
         }
     };
@@ -91,4 +94,11 @@ pub(crate) async fn run(args: McpArgs, overrides: &[String]) -> Result<i32, Fail
     backend.close().await;
     served.map_err(Failure::infra)?;
     Ok(0)
+}
+
+/// A backend's map of the runs it follows; a panic elsewhere while it was held leaves it usable.
+fn lock<T>(mutex: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }

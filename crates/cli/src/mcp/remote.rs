@@ -9,7 +9,7 @@
 
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -20,11 +20,12 @@ use plumb_mcp::types::{
 use plumb_mcp::{Backend, ProgressNote, ToolFailure};
 use plumb_protocol::{Event, FinalReport};
 use serde_json::{Map, Value, json};
-use tokio::sync::{Semaphore, mpsc};
+use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use super::api::{Api, ApiFailure, DiffView, TaskView, settled};
-use super::roots::Roots;
+use super::gate::Gate;
+use super::lock;
 use super::runs::progress_line;
 use super::upload::pack;
 use crate::Failure;
@@ -43,24 +44,15 @@ struct Following {
 
 pub(crate) struct RemoteBackend {
     api: Api,
-    roots: Roots,
-    slots: Arc<Semaphore>,
-    max_tasks: usize,
+    gate: Gate,
     following: Mutex<BTreeMap<String, Following>>,
 }
 
 impl RemoteBackend {
-    pub(crate) fn new(
-        server: &str,
-        token: &str,
-        roots: Roots,
-        max_tasks: usize,
-    ) -> Result<RemoteBackend, Failure> {
+    pub(crate) fn new(server: &str, token: &str, gate: Gate) -> Result<RemoteBackend, Failure> {
         Ok(RemoteBackend {
             api: Api::new(server, token)?,
-            roots,
-            slots: Arc::new(Semaphore::new(max_tasks)),
-            max_tasks,
+            gate,
             following: Mutex::new(BTreeMap::new()),
         })
     }
@@ -184,12 +176,11 @@ impl RemoteBackend {
     }
 
     async fn ask_cancel(&self, task: &str) {
-        let asked: Result<Value, ApiFailure> = self
+        // Already ended (409): nothing to stop. Any other failure shows in the result's state.
+        let _: Result<Value, ApiFailure> = self
             .api
             .post(&format!("{}/cancel", task_path(task)), None, "the cancel")
             .await;
-        // Already ended (409): nothing to stop. Any other failure shows in the result's state.
-        let _ = asked;
     }
 
     fn round_of(&self, task: &str) -> u32 {
@@ -301,18 +292,7 @@ impl Backend for RemoteBackend {
         progress: mpsc::UnboundedSender<ProgressNote>,
         cancel: CancellationToken,
     ) -> Result<TaskResult, ToolFailure> {
-        let repo = self.roots.check_repo(&args.repo)?;
-        if args.ticket.trim().is_empty() {
-            return Err(ToolFailure::BadInput(
-                "ticket is empty; say what should change".into(),
-            ));
-        }
-        let _permit = self.slots.clone().try_acquire_owned().map_err(|_| {
-            ToolFailure::BadInput(format!(
-                "plumb mcp already follows {} task(s), its limit (mcp.max_tasks); wait for it to end or cancel it with coding_task_cancel",
-                self.max_tasks
-            ))
-        })?;
+        let (repo, _permit) = self.gate.admit(&args)?;
         let archive = pack(&repo, &progress).await?;
         let upload = self.api.upload(archive).await?;
         let body = Self::task_request(&upload, &args)?;
@@ -491,13 +471,6 @@ fn shell_quote(word: &str) -> String {
     } else {
         format!("'{}'", word.replace('\'', "'\\''"))
     }
-}
-
-/// The followed tasks; a panic elsewhere while it was held leaves it usable.
-fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 #[cfg(test)]

@@ -5,7 +5,11 @@
 use pretty_assertions::assert_eq;
 use tempfile::TempDir;
 
-use plumb_workspace::{SourceTreeError, intake, pack_source, pack_tree, unpack_archive};
+use std::path::{Path, PathBuf};
+
+use plumb_workspace::{
+    PackedSource, SourceTreeError, intake, pack_source, pack_tree, unpack_archive,
+};
 
 use super::{link, listing, make_executable, plain_source, write};
 
@@ -46,31 +50,16 @@ fn a_repository_packed_for_upload_is_what_a_copy_holds_and_the_server_intake_tak
     write(&source, ".git/HEAD", "ref: refs/heads/main\n");
     link(&source, "docs/link.py", "../a.py");
     let before = listing(&source);
-    let scratch = tmp.path().join("scratch");
-    std::fs::create_dir(&scratch).unwrap();
-    let archive = tmp.path().join("upload.tar.gz");
 
-    let packed = pack_source(
-        &source,
-        &scratch,
-        &archive,
-        &plumb_workspace::CopyLimits::default(),
-    )
-    .unwrap();
+    // The server's own intake (regular files and folders only) unpacks it.
+    let (packed, root) = upload_round_trip(tmp.path(), &source);
 
     assert_eq!(packed.links_left_out, vec!["docs/link.py".to_owned()]);
     assert_eq!(listing(&source), before, "packing changed the source");
-    // The server's own intake (regular files and folders only) unpacks it.
-    let back = tmp.path().join("back");
-    let summary = intake::unpack_archive(
-        std::fs::File::open(&archive).unwrap(),
-        intake::ArchiveKind::TarGz,
-        &back,
-        &intake::ArchiveCaps::default(),
-    )
-    .unwrap();
-    let root = summary.root;
-    assert_eq!(root, back.join(plumb_workspace::UPLOAD_TOP));
+    assert_eq!(
+        root,
+        tmp.path().join("back").join(plumb_workspace::UPLOAD_TOP)
+    );
     assert!(root.join("a.py").is_file());
     for left_out in ["build/out.o", "answers.txt", ".git/HEAD", "docs/link.py"] {
         assert!(
@@ -85,27 +74,29 @@ fn a_repository_that_is_one_folder_keeps_its_level_through_the_intake() {
     let tmp = TempDir::new().unwrap();
     let source = tmp.path().join("only-src");
     write(&source, "src/lib.py", "X = 1\n");
-    let scratch = tmp.path().join("scratch");
+    let (_, root) = upload_round_trip(tmp.path(), &source);
+    assert!(root.join("src/lib.py").is_file(), "{root:?}");
+}
+
+/// Packs `source` for an upload (scratch and archive under `tmp`) and unpacks it with the server's
+/// own intake into `tmp/back`; what `pack_source` reported, and the project's top.
+fn upload_round_trip(tmp: &Path, source: &Path) -> (PackedSource, PathBuf) {
+    let scratch = tmp.join("scratch");
     std::fs::create_dir(&scratch).unwrap();
-    let archive = tmp.path().join("upload.tar.gz");
-    pack_source(
-        &source,
+    let archive = tmp.join("upload.tar.gz");
+    let packed = pack_source(
+        source,
         &scratch,
         &archive,
         &plumb_workspace::CopyLimits::default(),
     )
     .unwrap();
-    let back = tmp.path().join("back");
     let summary = intake::unpack_archive(
         std::fs::File::open(&archive).unwrap(),
         intake::ArchiveKind::TarGz,
-        &back,
+        &tmp.join("back"),
         &intake::ArchiveCaps::default(),
     )
     .unwrap();
-    assert!(
-        summary.root.join("src/lib.py").is_file(),
-        "{:?}",
-        summary.root
-    );
+    (packed, summary.root)
 }
