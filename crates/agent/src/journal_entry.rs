@@ -155,9 +155,11 @@ impl EntryWriter {
                 }
                 Event::RunFinished { outcome, report }
             }
-            // The run's own metadata is what a replay needs (the ticket, the settings), and the
-            // rest holds no text that grows with the repository or the model.
+            // The run's own metadata is what a replay needs (the ticket, the settings), as is a
+            // compaction's reply (its summary is cut to a few thousand characters already), and
+            // the rest holds no text that grows with the repository or the model.
             event @ (Event::RunStarted { .. }
+            | Event::Compacted { .. }
             | Event::BaselineTests { .. }
             | Event::Checkpoint { .. }
             | Event::Reviewed { .. }
@@ -279,6 +281,7 @@ pub fn journal_requests(lines: &[JournalLine]) -> Result<Vec<JournalRequest>, St
             | Event::Checkpoint { .. }
             | Event::Check { .. }
             | Event::Note { .. }
+            | Event::Compacted { .. }
             | Event::Reviewed { .. }
             | Event::RolledBack { .. }
             | Event::RunFinished { .. } => {}

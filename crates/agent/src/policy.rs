@@ -19,6 +19,7 @@
 //! ladder runs in full at `done` whatever a helper said.
 
 use async_trait::async_trait;
+use plumb_context::templates::TemplateError;
 use plumb_model::ModelRequest;
 use plumb_protocol::{Event, ModelReply, ToolCall};
 use plumb_tools::TestRun;
@@ -107,7 +108,9 @@ pub(crate) struct Chosen {
 #[async_trait]
 pub(crate) trait Policy: Send + Sync {
     /// Before a request: restrict the tools, name the next step.
-    fn shape_request(&self, _shape: &mut RequestShape) {}
+    fn shape_request(&self, _shape: &mut RequestShape) -> Result<(), TemplateError> {
+        Ok(())
+    }
 
     /// True for the helper that chooses among replies (the first such helper is the one asked).
     fn chooses(&self) -> bool {
@@ -230,12 +233,14 @@ impl Policies {
         Self(policies)
     }
 
-    pub(crate) fn shape_request(&self) -> RequestShape {
+    /// The request's shape as the helpers make it; an error is a template of plumb's own that
+    /// failed.
+    pub(crate) fn shape_request(&self) -> Result<RequestShape, TemplateError> {
         let mut shape = RequestShape::default();
         for policy in &self.0 {
-            policy.shape_request(&mut shape);
+            policy.shape_request(&mut shape)?;
         }
-        shape
+        Ok(shape)
     }
 
     pub(crate) fn before_tool(&self, call: &ToolCall) -> Gate {

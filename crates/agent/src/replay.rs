@@ -37,6 +37,18 @@ pub fn plan_replay(path: &Path) -> Result<ReplayPlan, RunError> {
                 tool_calls: reply.tool_calls,
                 alternatives: Vec::new(),
             }),
+            // The model's summary is a reply like any other: the replayed run asks for it at the
+            // same point (a summary plumb wrote itself needs no turn: the script's empty answer
+            // makes the replay write it again).
+            Event::Compacted {
+                reply: Some(reply),
+                by_model: true,
+                ..
+            } => turns.push(ScriptTurn {
+                content: reply.content,
+                tool_calls: reply.tool_calls,
+                alternatives: Vec::new(),
+            }),
             Event::Reviewed { review } => reviews.push(crate::review::as_script_turn(&review)),
             Event::RunFinished { report, .. } => patch_sha256 = Some(report.patch_sha256),
             _ => {}

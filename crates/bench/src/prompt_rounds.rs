@@ -143,7 +143,7 @@ fn sizes_of_a_run(
     turns: Vec<ScriptTurn>,
     kept_whole: Option<usize>,
     runtime: &Runtime,
-) -> Result<Vec<PromptSize>> {
+) -> Result<Sizes> {
     let scratch = tempfile::tempdir()?;
     let run_dir = scratch.path().join("run");
     std::fs::create_dir_all(&run_dir)?;
@@ -155,6 +155,9 @@ fn sizes_of_a_run(
     config.limits.max_rounds = u32::try_from(turns.len()).unwrap_or(u32::MAX);
     if let Some(kept) = kept_whole {
         config.limits.full_results_kept = kept;
+        // No history budget either: it would shrink the whole results early.
+        config.limits.prompt_share = 0.0;
+        config.limits.history_tokens = 0;
     }
     // The run's input channel starts its router on the runtime.
     let _runtime = runtime.enter();
@@ -186,15 +189,29 @@ fn sizes_of_a_run(
     let journal = plumb_agent::read_journal(Path::new(&report.journal)).map_err(|why| {
         anyhow::anyhow!("could not read the run's journal {}: {why}", report.journal)
     })?;
-    Ok(journal
-        .iter()
-        .filter_map(|line| match &line.event {
+    // A compaction's own request (the `model_request` just before its `compacted` line) is not
+    // a round's.
+    let mut sizes = Vec::new();
+    let mut compactions = 0;
+    for line in &journal {
+        match &line.event {
             Event::ModelRequest {
                 size: Some(size), ..
-            } => Some(size.clone()),
-            _ => None,
-        })
-        .collect())
+            } => sizes.push(size.clone()),
+            Event::Compacted { .. } => {
+                sizes.pop();
+                compactions += 1;
+            }
+            _ => {}
+        }
+    }
+    Ok(Sizes { sizes, compactions })
+}
+
+/// The size of each round's request in one run, and how many times its history was compacted.
+struct Sizes {
+    sizes: Vec<PromptSize>,
+    compactions: usize,
 }
 
 /// Both runs on `tree`, rendered as a table.
@@ -210,7 +227,7 @@ pub fn measure(
         "{} gives a wrong result for an empty input.\n\nCalling {}() with no arguments should return the neutral value, but it raises an error. See {}.",
         material.names[0], material.names[0], material.files[0]
     );
-    let default = sizes_of_a_run(
+    let default_run = sizes_of_a_run(
         tree,
         &ticket,
         test_command,
@@ -226,7 +243,13 @@ pub fn measure(
         Some(rounds + 1),
         runtime,
     )?;
-    Ok(render(tree, test_command, &default, &whole, machine))
+    Ok(render(
+        tree,
+        test_command,
+        &default_run,
+        &whole.sizes,
+        machine,
+    ))
 }
 
 /// The fixed head of a request (rules, tools, the first message) and its history (calls,
@@ -241,10 +264,11 @@ fn head_and_history(size: &PromptSize) -> (u64, u64) {
 fn render(
     tree: &Path,
     test_command: &str,
-    default: &[PromptSize],
+    default_run: &Sizes,
     whole: &[PromptSize],
     machine: &Machine,
 ) -> String {
+    let default = &default_run.sizes;
     let mut out = String::new();
     let _ = writeln!(
         out,
@@ -289,6 +313,18 @@ fn render(
         } else {
             "missed"
         }
+    );
+    if let Some(first) = default.first() {
+        let _ = writeln!(
+            out,
+            "the head at the defaults: rules {}, tools {}, ticket {}, project notes and test line {}, repo map {}, code shown up front {}",
+            first.rules, first.tools, first.ticket, first.project, first.repo_map, first.code
+        );
+    }
+    let _ = writeln!(
+        out,
+        "history compacted {} times at the defaults (the scripted model gives no summary, so plumb's own list of calls stands in for the model's)",
+        default_run.compactions
     );
     let _ = writeln!(
         out,

@@ -6,7 +6,7 @@
 use std::collections::HashMap;
 
 use plumb_agent::input::{CancelReason, Submitter};
-use plumb_protocol::{CheckStatus, Event};
+use plumb_protocol::{CheckStatus, Event, thousands};
 use serde_json::Value;
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
@@ -127,6 +127,19 @@ pub(crate) fn render(event: &Event) -> Option<String> {
             ))
         }
         Event::Note { round, text } => Some(format!("round {round:>2}  note: {}", one_line(text))),
+        Event::Compacted {
+            round,
+            replaced_turns,
+            by_model,
+            history_before,
+            history_after,
+            ..
+        } => Some(format!(
+            "round {round:>2}  history compacted: {replaced_turns} earlier turns replaced by {} summary (~{} → ~{} tokens)",
+            if *by_model { "the model's" } else { "plumb's" },
+            thousands(*history_before),
+            thousands(*history_after),
+        )),
         Event::CandidateTried {
             round,
             attempt,

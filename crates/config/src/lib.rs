@@ -119,6 +119,13 @@ pub struct Limits {
     pub file_window_max: usize,
     pub tool_output_lines: usize,
     pub full_results_kept: usize,
+    /// The share of the model's context window one request may fill: what the rules, the tools'
+    /// descriptions and the first message leave of it is the history's budget, past which its
+    /// older rounds are summarised and its whole results shrink early.
+    pub prompt_share: f64,
+    /// The most tokens (plumb's estimate) the history may take, whatever the window (0: only the
+    /// share bounds it; for a model whose window plumb does not know, nothing does).
+    pub history_tokens: u64,
     pub stuck_repeats: u32,
     pub command_timeout_secs: u64,
     pub memory_mb: u64,
@@ -152,6 +159,11 @@ impl Default for Limits {
             file_window_max: 400,
             tool_output_lines: 60,
             full_results_kept: 5,
+            // Half the window: 8,192 tokens of the embedded model's 16,384, the other half left
+            // for its reply and the estimate's error. No request of the confirm subsets' runs
+            // came near it (docs/prompt.md).
+            prompt_share: 0.5,
+            history_tokens: 0,
             stuck_repeats: 3,
             command_timeout_secs: 300,
             memory_mb: 4096,

@@ -76,6 +76,8 @@ pub(crate) const RULES: &[(&str, Rule)] = &[
     ("limits.file_window_max", Rule::AtMost),
     ("limits.tool_output_lines", Rule::AtMost),
     ("limits.full_results_kept", Rule::AtMost),
+    ("limits.prompt_share", Rule::AtMost),
+    ("limits.history_tokens", Rule::AtMostOrNone),
     ("limits.stuck_repeats", Rule::AtMost),
     ("limits.command_timeout_secs", Rule::AtMost),
     ("limits.memory_mb", Rule::AtMost),

@@ -128,6 +128,7 @@ pub(crate) fn shown(turns: &[Turn], keep_full: usize) -> Vec<Shown> {
                     failed: *failed,
                 });
             }
+            Turn::Summary(text) => out.push(Shown::Note(text.clone())),
             Turn::Note(text) => {
                 let old = answered.len() - results_before >= keep_full.max(1);
                 out.push(Shown::Note(if old {
@@ -212,7 +213,7 @@ fn answered(turns: &[Turn]) -> Vec<Answered<'_>> {
                     failed: *failed,
                 });
             }
-            Turn::Note(_) => {}
+            Turn::Note(_) | Turn::Summary(_) => {}
         }
     }
     out

@@ -6,8 +6,9 @@
 //! - [`notes`]: the project notes (`AGENTS.md`, …) from the root down to the folders in play.
 //! - [`outline`]: the definitions (classes, functions, methods, …) of one source file.
 //! - [`repo_map`]: a directory outline with those definitions, for the repo map and `list_files`.
-//! - [`prompt`]: what the model sees in every request; `history.rs` bounds the history in it, and
-//!   [`size`] counts a request's parts for the journal.
+//! - [`prompt`]: what the model sees in every request; `history.rs` bounds the history in it,
+//!   [`compaction`] summarises it when it passes its budget, and [`size`] counts a request's parts
+//!   for the journal.
 //! - [`tags`]: the names a source file defines and the names it uses (tree-sitter tags queries).
 //! - [`tag_index`]: the tags of every file of a tree, cached by content hash between builds.
 //! - [`rank`]: files and definitions ranked for a task (personalised PageRank over who uses what).
@@ -22,6 +23,7 @@
 pub mod build_output;
 mod c_family;
 pub mod callables;
+pub mod compaction;
 mod history;
 pub mod notes;
 pub mod outline;

@@ -94,6 +94,9 @@ pub enum Turn {
     },
     /// A note from the harness (a failed check at `done`, a reply without a tool call).
     Note(String),
+    /// What stands for the rounds compaction took out (`compaction.rs`): shown whole in every
+    /// request, where an old note shrinks to its first sentence.
+    Summary(String),
 }
 
 /// How many of the first `results` tool results are shown shrunk to one line: all but the last

@@ -48,6 +48,12 @@ const TEMPLATES: &[(&str, &str)] = templates![
     "review/submit_review.md",
     "review/request.md",
     "review/back_to_fixer.md",
+    "compaction/rules.md",
+    "compaction/summarise_rounds.md",
+    "compaction/request.md",
+    "compaction/summary_note.md",
+    "phases/recorded.md",
+    "phases/next_step.md",
 ];
 
 /// A template that could not be loaded or filled: a bug in plumb, named for its report.

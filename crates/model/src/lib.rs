@@ -20,6 +20,7 @@ use plumb_protocol::{Message, ModelReply, ToolSpec};
 
 pub use connect::{ConnectOptions, Endpoint, connect, price_for};
 pub use local::{LocalClient, LocalSettings, LocalTuning, prompt_text as local_prompt_text};
+pub use plumb_protocol::SUMMARY_TOOL;
 pub use script::{ScriptModel, ScriptTurn, parse_script};
 pub use spec::ModelSpec;
 
@@ -134,6 +135,14 @@ pub trait ModelClient: Send + Sync {
     /// background, and returns at once. The embedded model evaluates that prefix into its cache;
     /// hosted providers need nothing.
     fn warm(&self, _request: &ModelRequest) {}
+
+    /// The tokens one request may hold, when known: the catalog's figure for a hosted model, the
+    /// window plumb runs the embedded model with. `None` for models the catalog does not know
+    /// (custom servers, scripts): the loop then bounds the history by `limits.history_tokens`
+    /// alone.
+    fn context_window(&self) -> Option<u32> {
+        catalog::lookup(&self.name()).map(|info| info.context_window)
+    }
 }
 
 #[cfg(test)]

@@ -7,6 +7,11 @@
 //! `sample_again` gives for that request, in order, so a script can drive the candidates helper.
 //! When the script runs out the model has nothing more to say: the reply comes
 //! back with `exhausted` set and the loop ends the run. Tests, demos and `plumb replay` use it.
+//!
+//! A compaction request (one that allows only [`SUMMARY_TOOL`]) takes the next turn only when that
+//! turn calls the summary tool; otherwise it gets an empty reply and the script stays where it
+//! was, so a script written without compaction in mind drives a run that compacts just the same
+//! (the loop then writes its own summary).
 
 use std::path::Path;
 use std::sync::Mutex;
@@ -15,7 +20,7 @@ use async_trait::async_trait;
 use plumb_protocol::{ModelReply, ToolCall};
 use serde::Deserialize;
 
-use crate::{ModelClient, ModelError, ModelRequest};
+use crate::{ModelClient, ModelError, ModelRequest, SUMMARY_TOOL};
 
 /// One scripted assistant turn.
 #[derive(Debug, Clone, PartialEq)]
@@ -171,18 +176,34 @@ fn turn_from(line: Line, number: usize, suffix: &str) -> Result<ScriptTurn, serd
     })
 }
 
+/// True for a compaction request: the summary tool is the only one it allows.
+fn is_summary_request(request: &ModelRequest) -> bool {
+    request
+        .allowed_tools
+        .as_deref()
+        .is_some_and(|allowed| allowed == [SUMMARY_TOOL])
+}
+
+fn calls_summary_tool(turn: &ScriptTurn) -> bool {
+    turn.tool_calls.iter().any(|call| call.name == SUMMARY_TOOL)
+}
+
 #[async_trait]
 impl ModelClient for ScriptModel {
     fn name(&self) -> String {
         self.name.clone()
     }
 
-    async fn complete(&self, _request: &ModelRequest) -> Result<ModelReply, ModelError> {
+    async fn complete(&self, request: &ModelRequest) -> Result<ModelReply, ModelError> {
         let index = {
             let mut next = self.next.lock().map_err(|_| {
                 ModelError::Service("the script's turn counter was poisoned".into())
             })?;
             let index = *next;
+            if is_summary_request(request) && !self.turns.get(index).is_some_and(calls_summary_tool)
+            {
+                return Ok(ModelReply::default());
+            }
             *next += 1;
             index
         };
@@ -288,6 +309,26 @@ mod tests {
             "alternatives take no turn"
         );
         assert!(model.sample_again(&request, 1).await.is_none());
+    }
+
+    #[tokio::test]
+    async fn a_summary_request_takes_only_a_summary_turn() {
+        let text = r#"{"tool": "read_file", "args": {"path": "a.py"}}
+{"tool": "summarise_rounds", "args": {"summary": "read a.py"}}
+{"tool": "done", "args": {"summary": "s"}}"#;
+        let model = ScriptModel::from_turns("s".into(), parse_script(text).unwrap());
+        let summary = ModelRequest {
+            allowed_tools: Some(vec![SUMMARY_TOOL.to_string()]),
+            ..ModelRequest::default()
+        };
+        let empty = model.complete(&summary).await.unwrap();
+        assert!(empty.tool_calls.is_empty() && !empty.exhausted, "{empty:?}");
+        let step = model.complete(&ModelRequest::default()).await.unwrap();
+        assert_eq!(step.tool_calls[0].name, "read_file", "no turn was taken");
+        let summarised = model.complete(&summary).await.unwrap();
+        assert_eq!(summarised.tool_calls[0].name, SUMMARY_TOOL);
+        let last = model.complete(&ModelRequest::default()).await.unwrap();
+        assert_eq!(last.tool_calls[0].name, "done");
     }
 
     #[test]

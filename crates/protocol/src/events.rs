@@ -121,6 +121,23 @@ pub enum Event {
         round: u32,
         text: String,
     },
+    /// The history passed its budget and its older rounds were replaced by a summary
+    /// (`plumb-agent`'s compaction). `reply` is the model's answer to the summary request (the
+    /// `model_request` line before this one), absent when the model was not asked; `by_model`
+    /// says whether the summary is the model's or, when its answer could not be used, the loop's
+    /// own list of what was done. `plumb replay` gives the model's summary back at the same point.
+    Compacted {
+        round: u32,
+        /// The turns (calls, results, notes, an earlier summary) the summary replaced.
+        replaced_turns: u32,
+        summary: String,
+        by_model: bool,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        reply: Option<ModelReply>,
+        /// The history's size (estimated tokens) before and after.
+        history_before: u64,
+        history_after: u64,
+    },
     /// A reviewer read the verified change (docs/contracts.md §5 step 7).
     Reviewed {
         review: Box<crate::Review>,

@@ -17,7 +17,7 @@ mod settings;
 
 pub use events::{Event, JOURNAL_VERSION, JournalLine, LoggedMessage, RunMeta};
 pub use helpers::{HelperState, ModelProfile};
-pub use messages::{Message, ModelReply, Role, ToolCall, ToolSpec, Usage};
+pub use messages::{Message, ModelReply, Role, SUMMARY_TOOL, ToolCall, ToolSpec, Usage};
 pub use numbers::thousands;
 pub use prompt_size::PromptSize;
 pub use report::{

@@ -129,3 +129,8 @@ pub struct ModelReply {
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub exhausted: bool,
 }
+
+/// The one tool of a compaction request: the loop asks the model to summarise the older rounds
+/// of a run by calling it with the summary (`plumb-agent`'s compaction); a scripted model answers
+/// such a request only with a turn that calls it.
+pub const SUMMARY_TOOL: &str = "summarise_rounds";

@@ -244,14 +244,19 @@ impl Run {
             .iter()
             .filter(|t| matches!(t, Turn::ToolResult { .. }))
             .count();
+        // Counted from the start of the run, so a summary taking results out does not move them.
         let now = Answered {
             round: self.round,
-            result: results,
+            result: self.results_dropped + results,
             changes: self.changes,
         };
         let earlier = self.stuck.repeated_read(&call.name, &call.arguments, now)?;
-        let whole = prompt::shown_whole(&self.turns, self.keep_full);
-        if !whole.get(earlier.result).copied().unwrap_or(false) {
+        let whole = prompt::shown_whole(&self.turns, self.keep_shown);
+        let in_turns = earlier.result.checked_sub(self.results_dropped);
+        if !in_turns
+            .and_then(|at| whole.get(at).copied())
+            .unwrap_or(false)
+        {
             self.stuck.forget_read(&call.name, &call.arguments, now);
             return None;
         }

@@ -19,6 +19,7 @@
 
 mod baseline;
 mod call;
+mod compact;
 mod done;
 mod finish;
 mod handle;
@@ -84,6 +85,16 @@ pub struct Run {
     turns: Vec<Turn>,
     /// Tool results kept in full in requests; compaction lowers it when the context overflows.
     keep_full: usize,
+    /// Tool results the last request showed in full: `keep_full`, or fewer when the history's
+    /// budget made the oldest of them shrink early.
+    keep_shown: usize,
+    /// What bounds the history (`limits.prompt_share` of the model's window, less each
+    /// request's head; `limits.history_tokens`).
+    history_limits: plumb_context::compaction::HistoryLimits,
+    /// Rounds a summary stands for, and tool results it took out of `turns`: positions counted
+    /// from the start of the run are this many ahead of positions in `turns`.
+    rounds_summarised: u32,
+    results_dropped: usize,
     /// What the first message showed, for the helpers (the source file up front, its test…).
     briefing: Briefing,
     round: u32,

@@ -120,6 +120,11 @@ impl Run {
             &spec.run_dir,
         );
         let keep_full = spec.config.limits.full_results_kept;
+        let history_limits = plumb_context::compaction::HistoryLimits::new(
+            spec.model.context_window(),
+            spec.config.limits.prompt_share,
+            spec.config.limits.history_tokens,
+        );
         let reviewer = Reviewer::new(
             spec.reviewer,
             spec.config.review.clone(),
@@ -148,6 +153,10 @@ impl Run {
             head: Vec::new(),
             turns: Vec::new(),
             keep_full,
+            keep_shown: keep_full,
+            history_limits,
+            rounds_summarised: 0,
+            results_dropped: 0,
             briefing: Briefing::default(),
             round: 0,
             usage: Usage::default(),

@@ -88,13 +88,16 @@ impl Run {
         None
     }
 
-    /// Sends the request as the helpers shape it; a request that no longer fits the context
-    /// window compacts the history and is sent again.
+    /// Sends the request as the helpers shape it, its history fitted to its budget first
+    /// (`compact.rs`); a request that no longer fits the context window compacts the history
+    /// and is sent again.
     async fn ask(&mut self) -> Result<(ModelReply, plumb_model::ModelRequest), Ending> {
         loop {
-            let messages = prompt::build_messages(&self.head, &self.turns, self.keep_full);
-            let shape = self.policies.shape_request();
+            let shape = self.policies.shape_request().map_err(Ending::infra)?;
             let tools = self.registry.specs().map_err(Ending::infra)?;
+            let head = prompt_size(&self.head, &tools, shape.next_step.as_deref()).total;
+            self.keep_shown = self.fit_history(head).await?;
+            let messages = prompt::build_messages(&self.head, &self.turns, self.keep_shown);
             let size = prompt_size(&messages, &tools, shape.next_step.as_deref());
             // Every message in full: the journal writer keeps only what is new.
             self.emit(Event::ModelRequest {
@@ -119,7 +122,7 @@ impl Run {
             match reply {
                 Ok(reply) => return Ok((reply, request)),
                 Err(plumb_model::ModelError::ContextWindowExceeded(why)) => {
-                    let Some(message) = self.compact() else {
+                    let Some(message) = self.compact()? else {
                         return Err(Ending::new(
                             Outcome::InfraError,
                             format!(

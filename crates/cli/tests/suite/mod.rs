@@ -3,6 +3,7 @@ mod attack;
 mod bad_input;
 mod bill_412;
 mod common;
+mod compaction;
 mod config_show;
 mod contracts;
 mod escape;

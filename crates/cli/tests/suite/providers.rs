@@ -37,7 +37,7 @@ fn sse(data: &Value) -> String {
 
 /// One scripted turn as an OpenAI chat-completions stream: text in two pieces, each call's
 /// arguments in five, a finish chunk, a usage chunk and `[DONE]`.
-fn openai_body(turn: &ScriptTurn, round: usize) -> Vec<u8> {
+pub(super) fn openai_body(turn: &ScriptTurn, round: usize) -> Vec<u8> {
     let mut body = String::new();
     let chunk = |delta: Value, finish: Value| json!({"id": "chatcmpl-1", "object": "chat.completion.chunk", "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]});
     body.push_str(&sse(&chunk(
@@ -167,7 +167,11 @@ fn run_fix(
     command.output().unwrap()
 }
 
-fn openai_fix(fixture: &Fixture, server: &MockServer, extra: &[&str]) -> std::process::Output {
+pub(super) fn openai_fix(
+    fixture: &Fixture,
+    server: &MockServer,
+    extra: &[&str],
+) -> std::process::Output {
     let mut overrides = vec![format!("providers.openai.base_url={}/v1", server.url())];
     overrides.extend(extra.iter().map(|s| s.to_string()));
     run_fix(

@@ -220,6 +220,10 @@ impl ModelClient for LocalClient {
         self.name.clone()
     }
 
+    fn context_window(&self) -> Option<u32> {
+        Some(self.settings.tuning.context)
+    }
+
     fn can_sample(&self) -> bool {
         true
     }

@@ -58,6 +58,8 @@ export function describe(event) {
       return [toneOf(body.check?.status), `check ${words(body.check?.step)}: ${words(body.check?.status)}`];
     case "note":
       return ["muted", `${round}note: ${firstLine(body.text)}`];
+    case "compacted":
+      return ["muted", `${round}history compacted: ${body.replaced_turns} earlier turns replaced by ${body.by_model ? "the model's" : "plumb's"} summary`];
     case "reviewed":
       return [verdictTone(body.review?.verdict), `review: ${words(body.review?.verdict)}`];
     case "rolled_back":

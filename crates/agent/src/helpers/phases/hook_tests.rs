@@ -53,7 +53,7 @@ fn guided(run: &FakeRun, fail_to_pass: &[String]) -> Guided {
 
 fn offered(guided: &Guided) -> Option<Vec<String>> {
     let mut shape = RequestShape::default();
-    guided.shape_request(&mut shape);
+    guided.shape_request(&mut shape).unwrap();
     shape.allowed_tools
 }
 

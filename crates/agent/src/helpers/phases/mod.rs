@@ -35,7 +35,7 @@ mod tests;
 mod tried;
 mod undone;
 mod verdict;
-mod wording;
+mod words;
 
 use async_trait::async_trait;
 use plumb_protocol::ToolCall;
@@ -43,6 +43,7 @@ use plumb_tools::EDITED_LINES_HEADER;
 
 use check::{PhaseReport, report_explanation, run_phase_check};
 use plumb_context::rust_tests;
+use plumb_context::templates::TemplateError;
 use plumb_verify::tamper::is_test_file;
 use state::{Origin, Phases};
 use tried::TriedStates;
@@ -168,16 +169,6 @@ impl Guided {
 }
 
 impl Guided {
-    /// One of the phases' own sentences as the model is told it: with the figures helper off,
-    /// without its word "figure" (see `wording.rs`).
-    fn worded(&self, sentence: &str) -> String {
-        if self.figures {
-            sentence.to_string()
-        } else {
-            wording::without_figures(sentence)
-        }
-    }
-
     /// `call` as it will run: `before_tool` may send it to the code's file.
     fn as_it_runs<'c>(&self, call: &'c ToolCall) -> std::borrow::Cow<'c, ToolCall> {
         match self.phases.to_the_code(call) {
@@ -236,9 +227,14 @@ struct Checked {
 
 #[async_trait]
 impl Policy for Guided {
-    fn shape_request(&self, shape: &mut RequestShape) {
+    fn shape_request(&self, shape: &mut RequestShape) -> Result<(), TemplateError> {
         shape.allowed_tools = self.phases.allowed_tools();
-        shape.next_step = self.phases.next_step().map(|step| self.worded(&step));
+        shape.next_step = self
+            .phases
+            .next_step()
+            .map(|step| words::next_step(&step, self.figures))
+            .transpose()?;
+        Ok(())
     }
 
     fn trial(&self, call: &ToolCall) -> Option<Trial> {
@@ -399,7 +395,7 @@ impl Policy for Guided {
             self.phases.reject_unconfirmed()
         } else {
             let recorded = self.phases.record(&check, verdict);
-            let mut sentence = self.worded(recorded);
+            let mut sentence = words::recorded(recorded, self.figures).map_err(Ending::infra)?;
             if undo && let Some(pointer) = self.phases.pointer() {
                 // A line of its own: lines past 500 characters are cut in what the model is
                 // shown, and a long path or line of code can get there.

@@ -5,6 +5,7 @@ use plumb_verify::Runner;
 use plumb_verify::tamper::is_test_file;
 
 use super::verdict::{CheckVerdict, PhaseCheck, TestVerdict, Written, written_path};
+use super::words::Recorded;
 use crate::helpers::trace::Pointer;
 use crate::policy::Trial;
 
@@ -391,7 +392,7 @@ impl Phases {
     }
 
     /// Records how a test written before any fix ran on the original code.
-    fn record_first(&mut self, written: &Written, verdict: CheckVerdict) -> &'static str {
+    fn record_first(&mut self, written: &Written, verdict: CheckVerdict) -> Recorded {
         match verdict.now {
             TestVerdict::Fails => {
                 if self.test.as_ref().is_none_or(|t| t.origin == Origin::Model) {
@@ -404,36 +405,30 @@ impl Phases {
                         same_failure: false,
                     });
                 }
-                "The test fails on the original code (see above), so it shows the bug. Now fix the code so that it passes: plumb runs it after each edit."
+                Recorded::FirstFails
             }
-            TestVerdict::Passes => {
-                "The test passes on the original code, so it does not show the bug: make it build the ticket's example and assert what the ticket says should happen."
-            }
-            TestVerdict::FailsInTheTest => {
-                "The test fails on a mistake in the test itself (see the error above), not on an assertion about the code: fix the test."
-            }
-            TestVerdict::Broken => {
-                "The test could not run, or nothing in it is a test (see the error above): fix the test."
-            }
+            TestVerdict::Passes => Recorded::FirstPasses,
+            TestVerdict::FailsInTheTest => Recorded::FailsInTheTest,
+            TestVerdict::Broken => Recorded::FirstBroken,
         }
     }
 
-    /// Records a check's verdict after `call` ran; returns the sentence to tell the model.
-    pub(crate) fn record(&mut self, check: &PhaseCheck, verdict: CheckVerdict) -> &'static str {
+    /// Records a check's verdict after `call` ran; returns what to tell the model.
+    pub(crate) fn record(&mut self, check: &PhaseCheck, verdict: CheckVerdict) -> Recorded {
         match check {
             PhaseCheck::Existing(_) => {
                 if verdict.now == TestVerdict::Passes {
                     self.source_edited = true;
                     self.unconfirmed = false;
                     self.existing = Some(TestVerdict::Passes);
-                    "The existing tests still pass. Now add a test that shows the bug: it must pass with your fix and fail on the original code."
+                    Recorded::ExistingPass
                 } else {
                     // The edit is undone: the code is back where it was, with or without an
                     // earlier fix that kept the tests passing.
                     if !self.source_edited {
                         self.existing = Some(verdict.now);
                     }
-                    "Tests that passed before fail with this change (see above), so plumb undid it: the code is as it was before this edit. Fix the code again, changing only the lines the ticket is about."
+                    Recorded::ExistingBroke
                 }
             }
             PhaseCheck::First(written) => self.record_first(written, verdict),
@@ -458,46 +453,34 @@ impl Phases {
                     self.test = Some(runs);
                 }
                 match verdict.now {
-                    _ if shown => {
-                        "Good: the test passes with your fix and fails on the original code, so it shows the bug and the fix. Call done."
-                    }
+                    _ if shown => Recorded::Shown,
                     TestVerdict::Passes if verdict.original != Some(TestVerdict::Passes) => {
-                        "The test passes with your fix, but on the original code it could not run as written (see above), so it shows nothing about the bug: make it use only what the original code has."
+                        Recorded::PassesOriginalBroken
                     }
-                    TestVerdict::Passes => {
-                        "The test passes on the original code too, so it does not show the bug: make it build the ticket's example and assert only the figure the ticket gives (one assert: a figure you work out yourself may be wrong)."
-                    }
-                    TestVerdict::Fails if verdict.same_failure => {
-                        "The test fails with your fix exactly as it does on the original code (see above): your change did not touch the figure it checks. If the test builds the ticket's example and asserts the figure the ticket gives, the fix is in the wrong place: find the line that computes that figure and change it."
-                    }
-                    TestVerdict::Fails => {
-                        "The test fails with your fix (see above). Either it expects a wrong figure (keep only the assert of the figure the ticket gives) or the fix is not right yet."
-                    }
-                    TestVerdict::FailsInTheTest => {
-                        "The test fails on a mistake in the test itself (see the error above), not on an assertion about the code: fix the test."
-                    }
-                    TestVerdict::Broken => {
-                        "The test could not run, or nothing in the file is a test (see the error above): fix the test. It can use only what its file defines or imports, and its name must start with test."
-                    }
+                    TestVerdict::Passes => Recorded::PassesOnOriginal,
+                    TestVerdict::Fails if verdict.same_failure => Recorded::FailsAsOriginal,
+                    TestVerdict::Fails => Recorded::FailsWithFix,
+                    TestVerdict::FailsInTheTest => Recorded::FailsInTheTest,
+                    TestVerdict::Broken => Recorded::BrokenNotATest,
                 }
             }
             PhaseCheck::Again(_) => {
                 if self.undoes(check, verdict) {
                     // The code and the test's last runs stay as they were.
                     return if verdict.broke_old {
-                        "This change broke tests that passed before (see above), so plumb undid it: the code is as it was before this edit."
+                        Recorded::UndoneBrokeOld
                     } else if verdict.broke_code {
-                        "With this change the code stops on an error before the test can check anything (see the error above), where the original code ran to the test's assertion; plumb undid it: the code is as it was before this edit. Change the code so that every name it uses is still defined."
+                        Recorded::UndoneBrokeCode
                     } else if self.undoes_a_failing_fix(verdict) && verdict.same_failure {
-                        "The tests that show the bug still fail exactly as on the original code (see above): this change did not touch what they check, so plumb undid it and the code is as it was before this edit. Find the line that makes the wrong result and change that."
+                        Recorded::UndoneSameFailure
                     } else if self.undoes_a_failing_fix(verdict) {
-                        "The tests that show the bug still fail with this change (see above), so plumb undid it: the code is as it was before this edit. Try a different change; plumb refuses one it already tried."
+                        Recorded::UndoneStillFails
                     } else {
-                        "The test no longer runs with this change (see the error): the edit broke something the test needs, so plumb undid it."
+                        Recorded::UndoneTestBroken
                     };
                 }
                 let Some(test) = &mut self.test else {
-                    return "";
+                    return Recorded::Nothing;
                 };
                 self.source_edited = true;
                 test.now = verdict.now;
@@ -505,20 +488,20 @@ impl Phases {
                 let own = test.origin == Origin::Model;
                 if test.shows_the_fix() {
                     if own {
-                        "The test passes now, and it failed on the original code. Call done: plumb then runs the whole suite and its other checks."
+                        Recorded::AgainShownOwn
                     } else {
-                        "The tests that failed on the original code pass now, and no test that passed broke. Call done: plumb then runs the whole suite and its other checks."
+                        Recorded::AgainShownTheirs
                     }
                 } else if verdict.now == TestVerdict::Passes {
-                    "The test passes, but it passed on the original code too, so it does not show the bug yet: change the test."
+                    Recorded::AgainPassesOnOriginal
                 } else if verdict.same_failure {
-                    "The test still fails exactly as on the original code (see above): this change did not touch the figure it checks either."
+                    Recorded::AgainSameFailure
                 } else if verdict.now != TestVerdict::Fails {
-                    "The test still does not run (see the error): fix the test."
+                    Recorded::AgainDoesNotRun
                 } else if own {
-                    "The test still fails with the changed code (see above)."
+                    Recorded::AgainStillFailsOwn
                 } else {
-                    "The failing tests still fail with the changed code (see above): change the code (not the tests) so that they pass."
+                    Recorded::AgainStillFailsTheirs
                 }
             }
         }

@@ -7,6 +7,7 @@ use plumb_verify::Runner;
 
 use super::state::{Origin, Phases, TestRuns};
 use super::verdict::TestVerdict;
+use super::words::NextStep;
 
 /// The tools a reply may call until a test shows the fix: every tool but `run` and `done`. When a
 /// test file was shown up front, `create_file` is left out too: a new test goes at the end of that
@@ -42,8 +43,8 @@ impl Phases {
         )
     }
 
-    /// The next step in one sentence, shown at the end of each request.
-    pub(crate) fn next_step(&self) -> Option<String> {
+    /// The next step, shown at the end of each request (`words.rs` has its words).
+    pub(crate) fn next_step(&self) -> Option<NextStep> {
         if let Some(test) = &self.test {
             return Some(self.step_with_test(test));
         }
@@ -51,107 +52,71 @@ impl Phases {
             && !self.unconfirmed
             && self.existing.is_none_or(|v| v == TestVerdict::Passes)
         {
-            return Some(format!(
-                "fix the code first: change the lines the ticket is about {HOW_TO_FIX}. plumb runs the existing tests after it; the test comes next."
-            ));
+            return Some(NextStep::FixFirst);
         }
+        let pointer = || self.pointer().map(str::to_string);
         if self.existing.is_some_and(|v| v != TestVerdict::Passes) {
-            let mut step = "your last change broke tests that passed before, so plumb undid it (see above): fix the code again, changing only the lines the ticket is about.".to_string();
-            if let Some(pointer) = self.pointer() {
-                step.push(' ');
-                step.push_str(pointer);
-            }
-            return Some(step);
+            return Some(NextStep::BrokeTests { pointer: pointer() });
         }
         if self.unconfirmed {
-            return Some(match self.pointer() {
-                Some(pointer) => format!(
-                    "your last change did not change any value the tests check to a figure the ticket gives, so plumb undid it (see above): fix the code again. {pointer}"
-                ),
-                None => "your last change did not change any value the tests check to a figure the ticket gives, so plumb undid it (see above): fix the code again, in the line that computes what the ticket says is wrong.".to_string(),
-            });
+            return Some(NextStep::Unconfirmed { pointer: pointer() });
         }
         Some(self.ask_for_a_test())
     }
 
     /// The next step once there are tests that show (or are to show) the bug.
-    fn step_with_test(&self, test: &TestRuns) -> String {
-        let path = &test.path;
+    fn step_with_test(&self, test: &TestRuns) -> NextStep {
+        let path = test.path.clone();
         let theirs = test.origin != Origin::Model;
         if test.shows_the_fix() {
             return if theirs {
-                format!(
-                    "{path} fail on the original code and pass with your change. Call done: plumb then runs the whole suite and its other checks."
-                )
+                NextStep::TheirsShown { path }
             } else {
-                format!(
-                    "{path} passes with your fix and fails on the original code. Call done: plumb then runs the whole suite and its other checks."
-                )
+                NextStep::OwnShown { path }
             };
         }
         if theirs {
             return if self.source_edited {
-                format!(
-                    "{path} still fail with your change (see above): change the code (not the tests) so that they pass, {HOW_TO_FIX}. plumb runs them after each edit."
-                )
+                NextStep::TheirsStillFail { path }
             } else {
-                format!(
-                    "fix the code: {path} fail on the original code, which is the bug. Change the code (not the tests) so that they pass, {HOW_TO_FIX}; plumb runs them after each edit, and no test that passes now may break."
-                )
+                NextStep::TheirsFixTheCode { path }
             };
         }
         if !self.source_edited && test.now == TestVerdict::Fails {
-            return format!(
-                "{path} fails on the original code, so it shows the bug: now fix the code so that it passes, {HOW_TO_FIX}. plumb runs it after each edit."
-            );
+            return NextStep::OwnFailsOnOriginal { path };
         }
         match (test.now, test.original) {
-            (TestVerdict::Passes, TestVerdict::FailsInTheTest | TestVerdict::Broken) => format!(
-                "{path} passes with your fix, but on the original code it could not run as written (see above), so it shows nothing about the bug: make it use only what the original code has, and assert only the figure the ticket gives."
-            ),
-            (TestVerdict::Passes, _) => format!(
-                "{path} passes on the original code too, so it does not show the bug. Change the new test with edit_file so that it builds the ticket's example and asserts only the figure the ticket gives (one assert: a figure you work out yourself may be wrong)."
-            ),
-            (TestVerdict::Fails, _) if test.same_failure => format!(
-                "{path} fails with your code change exactly as on the original code, so the change did not touch the figure the test checks. If the test builds the ticket's example and asserts the figure the ticket gives, the fix is in the wrong place: change the line that computes that figure."
-            ),
-            (TestVerdict::Fails, _) => format!(
-                "{path} fails with your fix. Compare the figure it expects with the one the code gives (see above): if the test expects a wrong figure, correct the test (assert only the figure the ticket gives); if the code is still wrong, change the code."
-            ),
-            (TestVerdict::FailsInTheTest | TestVerdict::Broken, _) => format!(
-                "{path} could not run as written (see the error above). Fix the new test with edit_file: old_text copied from it, new_text the corrected lines."
-            ),
+            (TestVerdict::Passes, TestVerdict::FailsInTheTest | TestVerdict::Broken) => {
+                NextStep::PassesOriginalBroken { path }
+            }
+            (TestVerdict::Passes, _) => NextStep::PassesOnOriginal { path },
+            (TestVerdict::Fails, _) if test.same_failure => NextStep::SameFailure { path },
+            (TestVerdict::Fails, _) => NextStep::FailsWithFix { path },
+            (TestVerdict::FailsInTheTest | TestVerdict::Broken, _) => {
+                NextStep::CouldNotRun { path }
+            }
         }
     }
 
     /// The request for a test that shows the bug, where the project keeps its tests.
-    fn ask_for_a_test(&self) -> String {
-        const BOTH_WAYS: &str = "plumb runs it with your fix and on the original code: it must pass with the fix and fail without it.";
+    fn ask_for_a_test(&self) -> NextStep {
+        let source = || {
+            self.source_file
+                .clone()
+                .unwrap_or_else(|| "the file you fixed".to_string())
+        };
         match (self.runner, &self.test_file) {
-            (_, Some(file)) if self.example.is_some() => format!(
-                "now add a test that shows the bug: one new test function at the end of {file}, with edit_file (old_text empty, new_text the function). Start from the existing test shown after your fix: copy its lines under a new name, with the ticket's own example, and add one assert of the figure the ticket says it should be (that figure only: one you work out yourself may be wrong). {BOTH_WAYS}"
-            ),
-            (_, Some(file)) => format!(
-                "now add a test that shows the bug: one new test function at the end of {file}, with edit_file (old_text empty, new_text the function, with a new name). Call the helpers the way the first test shown above does, with the ticket's own example, and assert only the figure the ticket gives (one assert: a figure you work out yourself may be wrong). {BOTH_WAYS}"
-            ),
-            (Runner::Cargo | Runner::Nextest, None) => format!(
-                "now add a test that shows the bug: a #[test] function in the #[cfg(test)] mod tests of {} (replace_function with that file, the new test's name and its code adds it there), that calls the function with an example from the ticket and checks with assert_eq! what the ticket says it should give. {BOTH_WAYS}",
-                self.source_file.as_deref().unwrap_or("the file you fixed")
-            ),
-            (Runner::Go, None) => format!(
-                "now add a test that shows the bug: a func TestName(t *testing.T) in a _test.go file beside {}, that calls the function with an example from the ticket and fails with t.Errorf when the result is not what the ticket says. {BOTH_WAYS}",
-                self.source_file.as_deref().unwrap_or("the file you fixed")
-            ),
-            (Runner::Jest | Runner::Vitest | Runner::Npm, None) => format!(
-                "now add a test that shows the bug: a test in a .test.js file beside {} (create_file), that calls the function with an example from the ticket and expects what the ticket says it should give. {BOTH_WAYS}",
-                self.source_file.as_deref().unwrap_or("the file you fixed")
-            ),
-            (Runner::Pytest, None) => format!(
-                "now add a test that shows the bug: create_file a new test file (for example tests/test_<topic>.py) that copies the imports and helpers it needs from the existing tests, with one test function that builds the ticket's own example and asserts only the figure the ticket gives (one assert: a figure you work out yourself may be wrong). {BOTH_WAYS}"
-            ),
-            (_, None) => format!(
-                "now add a test that shows the bug, where the project keeps its tests, with an example from the ticket and a check of what the ticket says should happen. {BOTH_WAYS}"
-            ),
+            (_, Some(file)) if self.example.is_some() => {
+                NextStep::TestFromExample { file: file.clone() }
+            }
+            (_, Some(file)) => NextStep::TestInFile { file: file.clone() },
+            (Runner::Cargo | Runner::Nextest, None) => NextStep::TestRust { source: source() },
+            (Runner::Go, None) => NextStep::TestGo { source: source() },
+            (Runner::Jest | Runner::Vitest | Runner::Npm, None) => {
+                NextStep::TestJs { source: source() }
+            }
+            (Runner::Pytest, None) => NextStep::TestPytest,
+            (_, None) => NextStep::TestElsewhere,
         }
     }
 

@@ -38,7 +38,7 @@ fn the_fix_is_asked_for_first_a_test_may_come_before_it_and_done_waits() {
     );
     assert!(
         phases
-            .next_step()
+            .next_step_text()
             .unwrap()
             .starts_with("fix the code first")
     );
@@ -63,7 +63,7 @@ fn after_the_fix_a_test_is_run_with_it_and_on_the_original_code() {
         phases.undoes(&existing, broken),
         "a fix that breaks tests is undone"
     );
-    let said = phases.record(&existing, broken);
+    let said = phases.record_text(&existing, broken);
     assert!(
         said.starts_with(
             "Tests that passed before fail with this change (see above), so plumb undid it"
@@ -72,7 +72,7 @@ fn after_the_fix_a_test_is_run_with_it_and_on_the_original_code() {
     );
     assert!(
         phases
-            .next_step()
+            .next_step_text()
             .unwrap()
             .starts_with("your last change broke tests that passed before, so plumb undid it")
     );
@@ -87,8 +87,8 @@ fn after_the_fix_a_test_is_run_with_it_and_on_the_original_code() {
         None,
         "no example was found and the ticket has no sentence to quote"
     );
-    phases.record(&existing, verdict(TestVerdict::Passes, None));
-    let step = phases.next_step().unwrap();
+    phases.record_text(&existing, verdict(TestVerdict::Passes, None));
+    let step = phases.next_step_text().unwrap();
     let mut with_example = Phases::new(Runner::Pytest);
     with_example.suggest_test_file(
         Some("tests/test_x.py".into()),
@@ -104,10 +104,10 @@ fn after_the_fix_a_test_is_run_with_it_and_on_the_original_code() {
         )
     );
     assert_eq!(with_example.shown_after(&existing, broken), None);
-    with_example.record(&existing, verdict(TestVerdict::Passes, None));
+    with_example.record_text(&existing, verdict(TestVerdict::Passes, None));
     assert!(
         with_example
-            .next_step()
+            .next_step_text()
             .unwrap()
             .contains("Start from the existing test shown after your fix")
     );
@@ -132,11 +132,11 @@ fn after_the_fix_a_test_is_run_with_it_and_on_the_original_code() {
     }
     let mut second_edit = phases.clone();
     assert_eq!(
-        second_edit.record(&existing, broken),
+        second_edit.record_text(&existing, broken),
         "Tests that passed before fail with this change (see above), so plumb undid it: the code is as it was before this edit. Fix the code again, changing only the lines the ticket is about."
     );
     assert_eq!(
-        second_edit.next_step().as_deref(),
+        second_edit.next_step_text().as_deref(),
         Some(step.as_str()),
         "undoing a second edit leaves the first fix, whose tests passed"
     );
@@ -157,32 +157,32 @@ fn after_the_fix_a_test_is_run_with_it_and_on_the_original_code() {
     let new_name_only = verdict(TestVerdict::Passes, Some(TestVerdict::FailsInTheTest));
     assert!(
         phases
-            .record(&both, new_name_only)
+            .record_text(&both, new_name_only)
             .contains("on the original code it could not run as written")
     );
     assert!(!phases.wanted(&both, new_name_only));
     assert!(
         phases
-            .next_step()
+            .next_step_text()
             .unwrap()
             .contains("shows nothing about the bug")
     );
     let asserts_the_bug = verdict(TestVerdict::Passes, Some(TestVerdict::Passes));
     assert!(
         phases
-            .record(&both, asserts_the_bug)
+            .record_text(&both, asserts_the_bug)
             .contains("passes on the original code too")
     );
     assert!(!phases.wanted(&both, asserts_the_bug));
     let wrong_figure = verdict(TestVerdict::Fails, Some(TestVerdict::Fails));
     assert!(
         phases
-            .record(&both, wrong_figure)
+            .record_text(&both, wrong_figure)
             .starts_with("The test fails with your fix")
     );
     assert!(
         phases
-            .next_step()
+            .next_step_text()
             .unwrap()
             .contains("Compare the figure it expects")
     );
@@ -195,7 +195,7 @@ fn after_the_fix_a_test_is_run_with_it_and_on_the_original_code() {
     assert!(phases.wanted(&both, shows));
     assert!(
         phases
-            .record(&both, shows)
+            .record_text(&both, shows)
             .starts_with("Good: the test passes with your fix")
     );
     assert_eq!(
@@ -203,7 +203,7 @@ fn after_the_fix_a_test_is_run_with_it_and_on_the_original_code() {
         Some(vec!["done".to_string()]),
         "only done is offered"
     );
-    assert!(phases.next_step().unwrap().contains("Call done"));
+    assert!(phases.next_step_text().unwrap().contains("Call done"));
     assert_eq!(phases.refusal(&call("done", json!({}))), None);
     assert!(
         phases
@@ -223,11 +223,11 @@ fn after_the_fix_a_test_is_run_with_it_and_on_the_original_code() {
 #[test]
 fn a_later_fix_that_makes_the_test_pass_opens_done() {
     let mut phases = Phases::new(Runner::Pytest);
-    phases.record(
+    phases.record_text(
         &PhaseCheck::Existing(None),
         verdict(TestVerdict::Passes, None),
     );
-    phases.record(
+    phases.record_text(
         &PhaseCheck::BothWays(TEST.into()),
         verdict(TestVerdict::Fails, Some(TestVerdict::Fails)),
     );
@@ -236,7 +236,7 @@ fn a_later_fix_that_makes_the_test_pass_opens_done() {
     assert!(phases.undoes(&again, breaks_the_test));
     assert!(
         phases
-            .record(&again, breaks_the_test)
+            .record_text(&again, breaks_the_test)
             .ends_with("so plumb undid it.")
     );
     let broke_old = CheckVerdict {
@@ -245,12 +245,12 @@ fn a_later_fix_that_makes_the_test_pass_opens_done() {
     };
     assert!(phases.undoes(&again, broke_old));
     assert!(
-        phases.clone().record(&again, broke_old).starts_with(
+        phases.clone().record_text(&again, broke_old).starts_with(
             "This change broke tests that passed before (see above), so plumb undid it"
         )
     );
     let mut broken_test = phases.clone();
-    broken_test.record(
+    broken_test.record_text(
         &PhaseCheck::BothWays(TEST.into()),
         verdict(
             TestVerdict::FailsInTheTest,
@@ -262,14 +262,17 @@ fn a_later_fix_that_makes_the_test_pass_opens_done() {
         "a code edit is not blamed for a test that did not run before it either"
     );
     assert!(
-        phases.next_step().unwrap().contains("fails with your fix"),
+        phases
+            .next_step_text()
+            .unwrap()
+            .contains("fails with your fix"),
         "the test's last runs stand: the edit was undone"
     );
     assert!(phases.wanted(&again, verdict(TestVerdict::Passes, None)));
     assert!(!phases.wanted(&again, verdict(TestVerdict::Fails, None)));
     assert!(
         phases
-            .record(&again, verdict(TestVerdict::Passes, None))
+            .record_text(&again, verdict(TestVerdict::Passes, None))
             .contains("it failed on the original code. Call done")
     );
     assert_eq!(phases.allowed_tools(), Some(vec!["done".to_string()]));
@@ -305,7 +308,7 @@ fn each_phase_says_what_a_tried_write_must_show() {
         ) || phases.test_file.is_none()
     );
 
-    phases.record(
+    phases.record_text(
         &PhaseCheck::Existing(None),
         verdict(TestVerdict::Passes, None),
     );
@@ -320,7 +323,7 @@ fn each_phase_says_what_a_tried_write_must_show() {
         &both,
         verdict(TestVerdict::Passes, Some(TestVerdict::FailsInTheTest))
     ));
-    phases.record(
+    phases.record_text(
         &both,
         verdict(TestVerdict::Passes, Some(TestVerdict::Fails)),
     );
@@ -333,7 +336,7 @@ fn an_unconfirmed_fix_starts_the_fix_step_again() {
     assert!(phases.reject_unconfirmed().starts_with("So plumb undid it"));
     assert!(
         phases
-            .next_step()
+            .next_step_text()
             .unwrap()
             .starts_with("your last change did not change any value the tests check")
     );
@@ -342,11 +345,16 @@ fn an_unconfirmed_fix_starts_the_fix_step_again() {
         Some(PhaseCheck::First(TEST.into())),
         "still before any fix"
     );
-    phases.record(
+    phases.record_text(
         &PhaseCheck::Existing(None),
         verdict(TestVerdict::Passes, None),
     );
-    assert!(phases.next_step().unwrap().starts_with("now add a test"));
+    assert!(
+        phases
+            .next_step_text()
+            .unwrap()
+            .starts_with("now add a test")
+    );
 }
 
 #[test]
@@ -358,12 +366,12 @@ fn a_test_written_before_the_fix_that_fails_shows_the_bug_and_the_fix_that_passe
     assert!(!phases.wanted(&first, passes_before));
     assert!(
         phases
-            .record(&first, passes_before)
+            .record_text(&first, passes_before)
             .starts_with("The test passes on the original code, so it does not show the bug")
     );
     assert!(
         phases
-            .next_step()
+            .next_step_text()
             .unwrap()
             .starts_with("fix the code first")
     );
@@ -371,10 +379,10 @@ fn a_test_written_before_the_fix_that_fails_shows_the_bug_and_the_fix_that_passe
     assert!(phases.wanted(&first, fails));
     assert!(
         phases
-            .record(&first, fails)
+            .record_text(&first, fails)
             .starts_with("The test fails on the original code (see above), so it shows the bug")
     );
-    assert!(phases.next_step().unwrap().starts_with(
+    assert!(phases.next_step_text().unwrap().starts_with(
         "tests/test_gst.py fails on the original code, so it shows the bug: now fix the code"
     ));
     let again = PhaseCheck::Again(TEST.into());
@@ -389,14 +397,14 @@ fn a_test_written_before_the_fix_that_fails_shows_the_bug_and_the_fix_that_passe
         !phases.undoes(&again, still_fails),
         "a fix that breaks nothing stays"
     );
-    phases.record(&again, still_fails);
+    phases.record_text(&again, still_fails);
     assert_eq!(
         phases.allowed_tools().map(|t| t.contains(&"done".into())),
         Some(false)
     );
     let passes = verdict(TestVerdict::Passes, None);
     assert!(phases.wanted(&again, passes));
-    assert!(phases.record(&again, passes).contains("Call done"));
+    assert!(phases.record_text(&again, passes).contains("Call done"));
     assert_eq!(phases.allowed_tools(), Some(vec!["done".to_string()]));
 }
 
@@ -405,7 +413,7 @@ fn tests_failing_at_baseline_are_the_reproduction_and_their_pass_opens_done() {
     let mut phases = Phases::new(Runner::Pytest);
     let ids = vec!["tests/test_x.py::test_examples".to_string()];
     phases.with_reproduction(Origin::Baseline, ids.clone(), ids[0].clone());
-    let step = phases.next_step().unwrap();
+    let step = phases.next_step_text().unwrap();
     assert!(
         step.starts_with("fix the code: tests/test_x.py::test_examples fail on the original code"),
         "{step}"
@@ -422,12 +430,12 @@ fn tests_failing_at_baseline_are_the_reproduction_and_their_pass_opens_done() {
     );
     assert!(
         phases
-            .record(&again, still_fails)
+            .record_text(&again, still_fails)
             .starts_with("The failing tests still fail with the changed code")
     );
     assert!(
         phases
-            .next_step()
+            .next_step_text()
             .unwrap()
             .contains("still fail with your change")
     );
@@ -438,14 +446,14 @@ fn tests_failing_at_baseline_are_the_reproduction_and_their_pass_opens_done() {
     assert!(phases.undoes(&again, broke) && !phases.wanted(&again, broke));
     assert!(
         phases
-            .record(&again, broke)
+            .record_text(&again, broke)
             .contains("broke tests that passed before")
     );
     let passes = verdict(TestVerdict::Passes, None);
     assert!(phases.wanted(&again, passes));
     assert!(
         phases
-            .record(&again, passes)
+            .record_text(&again, passes)
             .starts_with("The tests that failed on the original code pass now")
     );
     assert_eq!(
@@ -506,7 +514,7 @@ fn the_file_of_the_tests_that_show_the_bug_is_not_rewritten() {
     assert_eq!(phases.to_the_code(&calls[4]), None);
     // The model's own test is its to change.
     let mut own = Phases::new(Runner::Pytest);
-    own.record(
+    own.record_text(
         &PhaseCheck::First("tests/test_filter.py".into()),
         verdict(TestVerdict::Fails, None),
     );
@@ -518,7 +526,7 @@ fn the_tasks_named_tests_stay_the_reproduction_whatever_test_the_model_adds() {
     let mut phases = Phases::new(Runner::Pytest);
     let named = vec!["tests/test_a.py::test_b".to_string()];
     phases.with_reproduction(Origin::Named, named.clone(), named[0].clone());
-    phases.record(
+    phases.record_text(
         &PhaseCheck::Again(Written {
             path: named[0].clone(),
             targets: named.clone(),
@@ -526,7 +534,7 @@ fn the_tasks_named_tests_stay_the_reproduction_whatever_test_the_model_adds() {
         verdict(TestVerdict::Fails, None),
     );
     let own = PhaseCheck::BothWays(TEST.into());
-    phases.record(&own, verdict(TestVerdict::Passes, Some(TestVerdict::Fails)));
+    phases.record_text(&own, verdict(TestVerdict::Passes, Some(TestVerdict::Fails)));
     assert_eq!(
         phases.check_after(&source_edit()),
         Some(PhaseCheck::Again(Written {
@@ -546,11 +554,11 @@ fn the_tasks_named_tests_stay_the_reproduction_whatever_test_the_model_adds() {
 fn a_rust_project_without_a_test_file_is_asked_for_a_test_in_its_tests_module() {
     let mut phases = Phases::new(Runner::Cargo);
     phases.probe_with(None, Some("src/lib.rs".into()));
-    phases.record(
+    phases.record_text(
         &PhaseCheck::Existing(None),
         verdict(TestVerdict::Passes, None),
     );
-    let step = phases.next_step().unwrap();
+    let step = phases.next_step_text().unwrap();
     assert!(
         step.contains("a #[test] function in the #[cfg(test)] mod tests of src/lib.rs"),
         "{step}"

@@ -15,6 +15,19 @@ use super::*;
 use crate::helpers::trace::Pointer;
 use crate::policy::Trial;
 
+/// The phases' words as the model reads them with the figures helper on: the tests read what
+/// the model is told, through the templates.
+impl Phases {
+    fn next_step_text(&self) -> Option<String> {
+        self.next_step()
+            .map(|step| words::next_step(&step, true).unwrap())
+    }
+
+    fn record_text(&mut self, check: &PhaseCheck, verdict: CheckVerdict) -> String {
+        words::recorded(self.record(check, verdict), true).unwrap()
+    }
+}
+
 fn call(name: &str, arguments: serde_json::Value) -> ToolCall {
     ToolCall {
         id: "c1".into(),

@@ -32,20 +32,20 @@ fn the_figure_trace_runs_once_and_names_its_line_in_the_fix_step() {
     );
     assert!(
         phases
-            .next_step()
+            .next_step_text()
             .unwrap()
             .ends_with(&format!("fix the code again. {sentence}"))
     );
     // A fix undone for breaking the old tests names the line too.
-    phases.record(
+    phases.record_text(
         &PhaseCheck::Existing(None),
         verdict(TestVerdict::Fails, None),
     );
-    assert!(phases.next_step().unwrap().ends_with(&format!(
+    assert!(phases.next_step_text().unwrap().ends_with(&format!(
         "changing only the lines the ticket is about. {sentence}"
     )));
     // Once a fix is kept, the line of the original code is no longer named.
-    phases.record(
+    phases.record_text(
         &PhaseCheck::Existing(None),
         verdict(TestVerdict::Passes, None),
     );
@@ -128,7 +128,7 @@ fn an_edit_back_to_undone_lines_is_refused_when_the_trace_names_another() {
     );
     assert_eq!(phases.refusal(&other_file), None);
     // Once a fix is kept, the line of the original code no longer counts.
-    phases.record(
+    phases.record_text(
         &PhaseCheck::Existing(None),
         verdict(TestVerdict::Passes, None),
     );
@@ -160,7 +160,7 @@ fn a_failed_edit_of_the_traced_file_is_told_the_line_the_trace_names() {
     );
     assert_eq!(phases.after_failed_edit(&edit("b.py", "z = 1")), None);
     assert_eq!(phases.after_failed_edit(&edit("a.py", "")), None);
-    phases.record(
+    phases.record_text(
         &PhaseCheck::Existing(None),
         verdict(TestVerdict::Passes, None),
     );

@@ -31,7 +31,7 @@ fn a_fix_that_did_not_touch_the_asserted_figure_is_named() {
     assert!(!same_assertion("", ""));
 
     let mut phases = Phases::new(Runner::Pytest);
-    phases.record(
+    phases.record_text(
         &PhaseCheck::Existing(None),
         verdict(TestVerdict::Passes, None),
     );
@@ -45,12 +45,12 @@ fn a_fix_that_did_not_touch_the_asserted_figure_is_named() {
     };
     assert!(
         phases
-            .record(&PhaseCheck::BothWays(TEST.into()), missed)
+            .record_text(&PhaseCheck::BothWays(TEST.into()), missed)
             .contains("your change did not touch the figure it checks")
     );
     assert!(
         phases
-            .next_step()
+            .next_step_text()
             .unwrap()
             .contains("the fix is in the wrong place")
     );
@@ -61,13 +61,13 @@ fn a_fix_that_did_not_touch_the_asserted_figure_is_named() {
     };
     assert!(
         phases
-            .record(&again, missed_again)
+            .record_text(&again, missed_again)
             .contains("did not touch the figure it checks either")
     );
-    phases.record(&again, verdict(TestVerdict::Fails, None));
+    phases.record_text(&again, verdict(TestVerdict::Fails, None));
     assert!(
         phases
-            .next_step()
+            .next_step_text()
             .unwrap()
             .contains("Compare the figure it expects"),
         "a change that moved the figure is judged as before"
