@@ -17,7 +17,9 @@ use super::providers::{openai_body, openai_fix};
 /// The history budget of these runs: the smallest plumb takes, passed by a few whole reads.
 const BUDGET: &str = "limits.history_tokens=1000";
 
-/// BILL-412's script with whole-file reads of the other modules after its second round.
+/// BILL-412's script with whole-file reads of the other modules after its second round, then
+/// `billing/models.py` read again: its first read was in round 5, which the first compaction
+/// takes out, so it must run again (a read still shown whole would be refused as repeated).
 fn long_script() -> Vec<ScriptTurn> {
     let path = plumb_test_support::billing_example().join("bill-412.script.jsonl");
     let mut turns = parse_script(&std::fs::read_to_string(path).unwrap()).unwrap();
@@ -40,7 +42,16 @@ fn long_script() -> Vec<ScriptTurn> {
         }],
         alternatives: Vec::new(),
     });
-    turns.splice(2..2, extra);
+    let again = ScriptTurn {
+        content: "Reading billing/models.py again.".into(),
+        tool_calls: vec![ToolCall {
+            id: "read_again".into(),
+            name: "read_file".into(),
+            arguments: json!({ "path": "billing/models.py" }),
+        }],
+        alternatives: Vec::new(),
+    };
+    turns.splice(2..2, extra.chain([again]));
     turns
 }
 
@@ -113,6 +124,19 @@ fn a_long_run_compacts_its_history_and_still_reaches_the_same_patch() {
     assert!(!at.is_empty(), "the run never compacted");
     assert!(at.iter().all(|(_, by_model)| !by_model), "{at:?}");
     assert!(stderr(&scripted_output).contains("history compacted"));
+    assert_eq!(at[0].0, 11, "the first compaction comes before the read again");
+    // Positions in the history count from the start of the run: the read again is not taken
+    // for a repeat of one the summary replaced.
+    let read_again = events
+        .iter()
+        .find_map(|event| match event {
+            Event::ToolFinished {
+                round: 11, output, ..
+            } => Some(output.clone()),
+            _ => None,
+        })
+        .unwrap();
+    assert!(read_again.starts_with("billing/models.py: lines 1–95 of 95"), "{read_again}");
     // Every request of the run after the first compaction is within the budget's reach: the
     // history never holds the older rounds' whole results again.
     let requests = requests_of(&events);
