@@ -54,6 +54,7 @@ const TEMPLATES: &[(&str, &str)] = templates![
     "compaction/summary_note.md",
     "phases/recorded.md",
     "phases/next_step.md",
+    "ladder/answer.md",
 ];
 
 /// A template that could not be loaded or filled: a bug in plumb, named for its report.

@@ -18,10 +18,12 @@
 //! The first failing step ends the ladder (the later ones are `not_run`, saying why) and is a note
 //! back to the model naming exactly what failed.
 
+use plumb_context::templates::render;
 use plumb_protocol::{CheckReport, CheckStatus, CheckStep};
 use plumb_tools::ToolOutput;
 use plumb_verify::tamper::{FileChange, Nested, TestSetupFiles};
 use plumb_workspace::ChangedFile;
+use serde::Serialize;
 
 use super::cx::{Cx, DoneAnswer, Ladder, refuse};
 use super::static_checks::{file_changes, setup_files};
@@ -45,9 +47,7 @@ impl Ladder {
         self.flags.clear();
         let changed = cx.workspace.changed_files().map_err(Ending::workspace)?;
         if changed.is_empty() {
-            return Ok(refuse(
-                "you have not changed any file, so the ticket is not resolved. Make the fix (and a test that shows it), then call done.",
-            ));
+            return Ok(refuse(said(&Said::NothingChanged)?));
         }
         if let Err(err) = cx.workspace.patch() {
             if err.is_infra() || err.is_budget() {
@@ -76,21 +76,19 @@ impl Ladder {
             }
         }
         if self.checks.iter().any(|c| c.status == CheckStatus::Failed) {
-            return Ok(self.refusal_from_checks(&detail));
+            return Ok(refuse(self.refusal_from_checks(&detail)?));
         }
-        let text = format!(
-            "Verified. {}",
-            self.checks
+        let text = said(&Said::Verified {
+            checks: self
+                .checks
                 .iter()
-                .map(|c| format!(
-                    "{} {}: {}",
-                    c.step.as_str(),
-                    status_word(c.status),
-                    c.evidence
-                ))
-                .collect::<Vec<_>>()
-                .join("; ")
-        );
+                .map(|c| ShownCheck {
+                    step: c.step.as_str(),
+                    status: status_word(c.status),
+                    evidence: &c.evidence,
+                })
+                .collect(),
+        })?;
         Ok(DoneAnswer {
             result: Ok(ToolOutput {
                 summary: "verified: every check passed".to_string(),
@@ -129,23 +127,53 @@ impl Ladder {
         Ok(String::new())
     }
 
-    fn refusal_from_checks(&self, detail: &str) -> DoneAnswer {
+    /// The note back to the model naming the steps that failed, with the test output worth
+    /// showing about them.
+    fn refusal_from_checks(&self, detail: &str) -> Result<String, Ending> {
         let failed: Vec<String> = self
             .checks
             .iter()
             .filter(|c| c.status == CheckStatus::Failed)
             .map(|c| format!("{}: {}", c.step.as_str(), c.evidence))
             .collect();
-        let mut text = format!(
-            "the checks failed, so you are not done. {} Fix this and call done again.",
-            failed.join(" ")
-        );
-        if !detail.trim().is_empty() {
-            text.push_str("\n\n");
-            text.push_str(detail.trim_end());
-        }
-        refuse(text)
+        said(&Said::Failed {
+            failed,
+            detail: detail.trim_end(),
+        })
     }
+}
+
+/// What the ladder answers `done` (template `ladder/answer.md`).
+#[derive(Serialize)]
+#[serde(tag = "case", rename_all = "snake_case")]
+enum Said<'a> {
+    NothingChanged,
+    Failed {
+        /// Each failed step as "step: evidence".
+        failed: Vec<String>,
+        /// The test output worth showing about the failure ("" for none).
+        detail: &'a str,
+    },
+    Verified {
+        checks: Vec<ShownCheck<'a>>,
+    },
+}
+
+/// One step of a verified answer.
+#[derive(Serialize)]
+struct ShownCheck<'a> {
+    step: &'a str,
+    status: &'a str,
+    evidence: &'a str,
+}
+
+/// The answer's text; a template that fails is plumb's own bug, which ends the run as one.
+fn said(said: &Said<'_>) -> Result<String, Ending> {
+    let mut text = render("ladder/answer.md", said).map_err(Ending::infra)?;
+    if text.ends_with('\n') {
+        text.pop();
+    }
+    Ok(text)
 }
 
 fn status_word(status: CheckStatus) -> &'static str {

@@ -124,7 +124,10 @@ fn a_long_run_compacts_its_history_and_still_reaches_the_same_patch() {
     assert!(!at.is_empty(), "the run never compacted");
     assert!(at.iter().all(|(_, by_model)| !by_model), "{at:?}");
     assert!(stderr(&scripted_output).contains("history compacted"));
-    assert_eq!(at[0].0, 11, "the first compaction comes before the read again");
+    assert_eq!(
+        at[0].0, 11,
+        "the first compaction comes before the read again"
+    );
     // Positions in the history count from the start of the run: the read again is not taken
     // for a repeat of one the summary replaced.
     let read_again = events
@@ -136,7 +139,10 @@ fn a_long_run_compacts_its_history_and_still_reaches_the_same_patch() {
             _ => None,
         })
         .unwrap();
-    assert!(read_again.starts_with("billing/models.py: lines 1–95 of 95"), "{read_again}");
+    assert!(
+        read_again.starts_with("billing/models.py: lines 1–95 of 95"),
+        "{read_again}"
+    );
     // Every request of the run after the first compaction is within the budget's reach: the
     // history never holds the older rounds' whole results again.
     let requests = requests_of(&events);
