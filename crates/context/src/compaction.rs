@@ -237,12 +237,16 @@ pub fn read_summary(reply: &ModelReply) -> Result<String, String> {
 }
 
 /// plumb's own summary of `older`, when the model's cannot be used: each call it made, in order,
-/// by its name and short arguments, and the earlier summary it carries, if any.
+/// by its name and short arguments, after the earlier summary it carries, if any (without the
+/// line above it that says what it is: the new summary gets its own).
 pub fn fallback_summary(older: &[Turn]) -> String {
     let mut lines = Vec::new();
     for turn in older {
         match turn {
-            Turn::Summary(earlier) => lines.push(earlier.trim_end().to_string()),
+            Turn::Summary(earlier) => {
+                let body = earlier.split_once('\n').map_or("", |(_, body)| body);
+                lines.push(body.trim_end().to_string());
+            }
             Turn::Assistant { tool_calls, .. } => {
                 for call in tool_calls {
                     lines.push(format!(

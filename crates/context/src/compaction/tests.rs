@@ -180,7 +180,7 @@ fn a_summary_is_read_from_its_call_and_a_bad_reply_says_why() {
 
 #[test]
 fn the_fallback_lists_the_calls_and_keeps_an_earlier_summary() {
-    let mut older = vec![Turn::Summary("earlier: read m.py".into())];
+    let mut older = vec![summary_turn("earlier: read m.py", 3).unwrap()];
     older.extend(rounds(2, 3));
     assert_eq!(
         fallback_summary(&older),
