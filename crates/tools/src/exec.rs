@@ -185,7 +185,7 @@ impl Tool for RunCommand {
             text.push_str(&output.stderr);
         }
         Ok(ToolOutput {
-            text,
+            text: crate::workdir_paths::relative_to_workdir(&text, ctx.workspace.root()),
             summary: format!("`{}`: {status}", a.argv.join(" ")),
             command_time: output.duration,
             ..ToolOutput::default()

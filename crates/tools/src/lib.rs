@@ -28,6 +28,7 @@ mod test_parameters;
 mod test_run;
 mod tool;
 mod unshadow;
+pub mod workdir_paths;
 
 use std::time::Duration;
 

@@ -199,7 +199,10 @@ pub async fn run_test_command(
         .as_ref()
         .map(|r| r.counts)
         .or_else(|| plumb_verify::parse_counts(cmd.runner, &output.stdout, &output.stderr));
-    let excerpt = plumb_verify::failure_excerpt(cmd.runner, &output.stdout, &output.stderr);
+    let excerpt = crate::workdir_paths::relative_to_workdir(
+        &plumb_verify::failure_excerpt(cmd.runner, &output.stdout, &output.stderr),
+        workdir,
+    );
     Ok(TestRun {
         argv,
         counts,

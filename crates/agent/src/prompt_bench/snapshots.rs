@@ -10,16 +10,21 @@ use super::{Measured, run_task};
 const ROUNDS: [usize; 2] = [1, 12];
 
 /// `prompt` without what differs between two runs of the same script, none of it text plumb
-/// chose: the run's scratch folder (node prints a failing test's absolute path), times (plumb's
-/// `0.46 s`, cargo's `finished in 0.00s`, node's `duration_ms: 0.32`) and the thread ids in Rust's
-/// panic messages.
+/// chose: times (plumb's `0.46 s`, cargo's `finished in 0.00s`, node's `duration_ms: 0.32`) and
+/// the thread ids in Rust's panic messages. The run's scratch folder (the host's path of the
+/// workspace) must not be in it at all: node prints a failing test's absolute path, which the
+/// tools write relative to the workspace.
 fn stable(prompt: &str, scratch: &str) -> String {
+    assert!(
+        !prompt.contains(scratch),
+        "a prompt holds the host's path of the run folder {scratch}"
+    );
     let rules: [(&str, &str); 3] = [
         (r"\b\d+\.\d+ ?(s|ms)\b", "<time> $1"),
         (r"duration_ms:? \d+(\.\d+)?", "duration_ms <time>"),
         (r"(thread '[^']*') \(\d+\) panicked", "$1 (<id>) panicked"),
     ];
-    let mut text = prompt.replace(scratch, "<scratch>");
+    let mut text = prompt.to_string();
     for (pattern, replacement) in rules {
         let pattern = regex::Regex::new(pattern).unwrap();
         text = pattern.replace_all(&text, replacement).into_owned();
