@@ -211,9 +211,14 @@ impl Tree {
         .map_err(|err| io_error(shown, err.into()))
     }
 
-    fn stat(&self, rel: &Path, shown: &str) -> Result<rustix::fs::Stat, ReadError> {
-        let root = self.root_fd(shown)?;
-        rustix::fs::statat(&root, rel, AtFlags::SYMLINK_NOFOLLOW).map_err(|err| {
+    /// The entry at `rel` under the open `root`, not following it.
+    fn stat_under(
+        &self,
+        root: &OwnedFd,
+        rel: &Path,
+        shown: &str,
+    ) -> Result<rustix::fs::Stat, ReadError> {
+        rustix::fs::statat(root, rel, AtFlags::SYMLINK_NOFOLLOW).map_err(|err| {
             let err = io::Error::from(err);
             match err.kind() {
                 io::ErrorKind::NotFound | io::ErrorKind::NotADirectory => ReadError::Missing {
@@ -225,7 +230,9 @@ impl Tree {
     }
 
     fn read_inside(&self, rel: &Path, shown: &str, limit: u64) -> Result<Vec<u8>, ReadError> {
-        let before = self.stat(rel, shown)?;
+        // One open of the root for the look and the open: a search reads every file of the tree.
+        let root = self.root_fd(shown)?;
+        let before = self.stat_under(&root, rel, shown)?;
         match entry_kind(&before) {
             EntryKind::File => {}
             EntryKind::Folder => {
@@ -248,7 +255,6 @@ impl Tree {
                 limit,
             });
         }
-        let root = self.root_fd(shown)?;
         let file = File::from(open_beneath(&root, rel).map_err(|err| io_error(shown, err))?);
         let now = file.metadata().map_err(|err| io_error(shown, err))?;
         if !now.file_type().is_file() || now.dev() != before.st_dev || now.ino() != before.st_ino {
@@ -256,7 +262,10 @@ impl Tree {
                 path: shown.to_owned(),
             });
         }
-        let mut bytes = Vec::new();
+        // Sized for the file as it was looked at (one more byte shows it grew past the limit), so
+        // reading it does not grow and copy the buffer again and again.
+        let expected = usize::try_from(size.saturating_add(1)).unwrap_or(0);
+        let mut bytes = Vec::with_capacity(expected);
         file.take(limit.saturating_add(1))
             .read_to_end(&mut bytes)
             .map_err(|err| io_error(shown, err))?;
