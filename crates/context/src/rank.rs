@@ -24,11 +24,14 @@
 //! A definition's rank is the share of rank that flows into its file along the edges of its name,
 //! so the map can keep the definitions that matter and drop the rest of a large file.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
 
 use petgraph::Direction;
 use petgraph::graph::{DiGraph, NodeIndex};
 use petgraph::visit::EdgeRef;
+// Names are hashed millions of times on a large tree: FxHash, not SipHash (no untrusted key
+// can make it slow enough to matter: a tree's names are bounded by its size).
+use rustc_hash::FxHashMap;
 
 use crate::tag_index::IndexedFile;
 use crate::tags::TagKind;
@@ -95,7 +98,7 @@ pub fn rank(files: &[IndexedFile], focus: &Focus) -> Ranking {
     if files.is_empty() {
         return Ranking::default();
     }
-    let graph = build_graph(files, focus);
+    let (graph, names) = build_graph(files, focus);
     let restart = personalisation(files, focus);
     let scores = personalised_page_rank(&graph, &restart);
 
@@ -109,7 +112,7 @@ pub fn rank(files: &[IndexedFile], focus: &Focus) -> Ranking {
     // Hashed, not ordered: each key's sum is taken in the graph's edge order either way, and the
     // definitions are sorted below by a total order. An ordered map spent most of a warm `plumb
     // map` comparing names.
-    let mut flows: HashMap<(usize, &str), f64> = HashMap::new();
+    let mut flows: FxHashMap<(usize, u32), f64> = FxHashMap::default();
     for node in graph.node_indices() {
         let out_weight: f64 = graph.edges(node).map(|e| e.weight().weight).sum();
         if out_weight <= 0.0 {
@@ -127,7 +130,7 @@ pub fn rank(files: &[IndexedFile], focus: &Focus) -> Ranking {
         .filter_map(|((file, name), rank)| {
             Some(RankedDefinition {
                 path: files.get(file)?.path.clone(),
-                name: name.to_owned(),
+                name: (*names.get(name as usize)?).to_owned(),
                 rank,
             })
         })
@@ -144,31 +147,38 @@ pub fn rank(files: &[IndexedFile], focus: &Focus) -> Ranking {
     }
 }
 
-/// One edge: a name the source file uses and the target defines, and how much it counts.
+/// One edge: a name the source file uses and the target defines (its number in the names
+/// [`build_graph`] returns), and how much it counts.
 #[derive(Debug, Clone, Copy)]
-struct Use<'a> {
-    name: &'a str,
+struct Use {
+    name: u32,
     weight: f64,
 }
 
-fn build_graph<'a>(files: &'a [IndexedFile], focus: &Focus) -> DiGraph<(), Use<'a>> {
+/// The graph, and the defined names its edges number, sorted.
+fn build_graph<'a>(files: &'a [IndexedFile], focus: &Focus) -> (DiGraph<(), Use>, Vec<&'a str>) {
     let mut graph = DiGraph::with_capacity(files.len(), 0);
     let nodes: Vec<NodeIndex> = files.iter().map(|_| graph.add_node(())).collect();
 
-    let mut definers: HashMap<&str, BTreeSet<usize>> = HashMap::new();
-    let mut users: HashMap<&str, BTreeMap<usize, usize>> = HashMap::new();
+    // Files in index order: each list below is ascending (as an ordered set or map would keep
+    // it) by appending, a file's repeats folded into its last entry.
+    let mut definers: FxHashMap<&str, Vec<usize>> = FxHashMap::default();
+    let mut users: FxHashMap<&str, Vec<(usize, usize)>> = FxHashMap::default();
     for (index, file) in files.iter().enumerate() {
         for tag in file.tags.iter() {
             match tag.kind {
                 TagKind::Definition => {
-                    definers.entry(&tag.name).or_default().insert(index);
+                    let files = definers.entry(&tag.name).or_default();
+                    if files.last() != Some(&index) {
+                        files.push(index);
+                    }
                 }
                 TagKind::Reference => {
-                    *users
-                        .entry(&tag.name)
-                        .or_default()
-                        .entry(index)
-                        .or_default() += 1;
+                    let files = users.entry(&tag.name).or_default();
+                    match files.last_mut() {
+                        Some((user, uses)) if *user == index => *uses += 1,
+                        _ => files.push((index, 1)),
+                    }
                 }
             }
         }
@@ -177,31 +187,39 @@ fn build_graph<'a>(files: &'a [IndexedFile], focus: &Focus) -> DiGraph<(), Use<'
     // Sorted, so edges (and float sums over them) come in the same order on every run.
     let mut names: Vec<&str> = definers.keys().copied().collect();
     names.sort_unstable();
-    for name in names {
+    for (number, &name) in names.iter().enumerate() {
+        let number = u32::try_from(number).unwrap_or(u32::MAX);
         let Some(defined_in) = definers.get(name) else {
             continue;
         };
         let Some(used_by) = users.get(name) else {
             for &definer in defined_in {
-                graph.add_edge(nodes[definer], nodes[definer], Use { name, weight: 0.1 });
+                graph.add_edge(
+                    nodes[definer],
+                    nodes[definer],
+                    Use {
+                        name: number,
+                        weight: 0.1,
+                    },
+                );
             }
             continue;
         };
         let weight = name_weight(name, defined_in.len(), focus);
-        for (&user, &uses) in used_by {
+        for &(user, uses) in used_by {
             for &definer in defined_in {
                 graph.add_edge(
                     nodes[user],
                     nodes[definer],
                     Use {
-                        name,
+                        name: number,
                         weight: weight * (uses as f64).sqrt(),
                     },
                 );
             }
         }
     }
-    graph
+    (graph, names)
 }
 
 /// How much an edge for `name` counts, before the number of uses.
@@ -275,7 +293,7 @@ fn mentioned_folders<'a>(path: &'a str, focus: &'a Focus) -> impl Iterator<Item 
 
 /// PageRank with a restart distribution, by power iteration: NetworkX's `pagerank` with
 /// `personalization` (dangling files give their rank back along the restart distribution).
-fn personalised_page_rank(graph: &DiGraph<(), Use<'_>>, restart: &[f64]) -> Vec<f64> {
+fn personalised_page_rank(graph: &DiGraph<(), Use>, restart: &[f64]) -> Vec<f64> {
     let count = graph.node_count();
     let out_weight: Vec<f64> = graph
         .node_indices()
@@ -284,6 +302,19 @@ fn personalised_page_rank(graph: &DiGraph<(), Use<'_>>, restart: &[f64]) -> Vec<
                 .edges_directed(node, Direction::Outgoing)
                 .map(|e| e.weight().weight)
                 .sum()
+        })
+        .collect();
+    // The edges as flat arrays, each with the share of its source's rank it carries: the
+    // iterations below walk them a hundred times.
+    let edges: Vec<(usize, usize, f64)> = graph
+        .edge_references()
+        .map(|edge| {
+            let source = edge.source().index();
+            (
+                source,
+                edge.target().index(),
+                edge.weight().weight / out_weight[source],
+            )
         })
         .collect();
     let mut scores = vec![1.0 / count as f64; count];
@@ -299,10 +330,8 @@ fn personalised_page_rank(graph: &DiGraph<(), Use<'_>>, restart: &[f64]) -> Vec<
             .iter()
             .map(|share| (dangling + (1.0 - DAMPING)) * share)
             .collect();
-        for edge in graph.edge_references() {
-            let source = edge.source().index();
-            let share = edge.weight().weight / out_weight[source];
-            next[edge.target().index()] += DAMPING * scores[source] * share;
+        for &(source, target, share) in &edges {
+            next[target] += DAMPING * scores[source] * share;
         }
         let change: f64 = next.iter().zip(&scores).map(|(a, b)| (a - b).abs()).sum();
         scores = next;

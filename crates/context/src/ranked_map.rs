@@ -57,11 +57,20 @@ pub fn render(
 ) -> RankedMap {
     let units = units(ranking);
     let render_first = |count: usize| render_units(index, units.get(..count).unwrap_or(&units));
-    // The largest prefix of the units that fits: the rendering only grows with the prefix.
-    let (mut fits, mut too_many) = (0, units.len() + 1);
+    let fits_in = |count: usize| count_tokens(&render_first(count).text) <= max_tokens;
+    // The largest prefix of the units that fits: the rendering only grows with the prefix. A
+    // budget holds a few hundred of a large tree's hundred thousand units, so the prefix is
+    // doubled until it no longer fits, and then bisected: a plain bisection's first steps
+    // rendered half the tree each.
+    let (mut fits, mut too_many) = (0, 1);
+    while too_many <= units.len() && fits_in(too_many) {
+        fits = too_many;
+        too_many *= 2;
+    }
+    let mut too_many = too_many.min(units.len() + 1);
     while fits + 1 < too_many {
         let middle = fits + (too_many - fits) / 2;
-        if count_tokens(&render_first(middle).text) <= max_tokens {
+        if fits_in(middle) {
             fits = middle;
         } else {
             too_many = middle;
