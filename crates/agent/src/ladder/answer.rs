@@ -184,3 +184,51 @@ fn status_word(status: CheckStatus) -> &'static str {
         CheckStatus::NotRun => "not run",
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use pretty_assertions::assert_eq;
+
+    use super::*;
+
+    fn text(answer: &Said<'_>) -> String {
+        said(answer).unwrap_or_else(|_| panic!("the ladder's answer did not render"))
+    }
+
+    #[test]
+    fn the_answers_read_as_the_model_is_told_them() {
+        assert_eq!(
+            text(&Said::NothingChanged),
+            "you have not changed any file, so the ticket is not resolved. Make the fix (and a test that shows it), then call done."
+        );
+        let failed = || vec!["pass: 1 failed".to_string(), "lint: 2 new".to_string()];
+        assert_eq!(
+            text(&Said::Failed {
+                failed: failed(),
+                detail: "E assert 1 == 2\n  at t.py:3",
+            }),
+            "the checks failed, so you are not done. pass: 1 failed lint: 2 new Fix this and call done again.\n\nE assert 1 == 2\n  at t.py:3"
+        );
+        assert_eq!(
+            text(&Said::Failed {
+                failed: failed(),
+                detail: "",
+            }),
+            "the checks failed, so you are not done. pass: 1 failed lint: 2 new Fix this and call done again."
+        );
+        let check = |step, status, evidence| ShownCheck {
+            step,
+            status,
+            evidence,
+        };
+        assert_eq!(
+            text(&Said::Verified {
+                checks: vec![
+                    check("syntax", "passed", "2 files parse"),
+                    check("tamper", "flagged", "a test changed\nsee the diff"),
+                ],
+            }),
+            "Verified. syntax passed: 2 files parse; tamper flagged: a test changed\nsee the diff"
+        );
+    }
+}
