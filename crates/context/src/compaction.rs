@@ -17,7 +17,7 @@ use serde_json::{Value, json};
 
 use crate::history::{self, Shown};
 use crate::prompt::Turn;
-use crate::size::estimated_tokens;
+use crate::size::message_tokens;
 use crate::templates::{TemplateError, render};
 
 /// The smallest history budget: below it a run would compact nearly every round.
@@ -62,18 +62,6 @@ impl HistoryLimits {
         };
         Some(budget.max(MIN_BUDGET))
     }
-}
-
-/// Estimated tokens of one message: its text and its calls.
-pub fn message_tokens(message: &Message) -> u64 {
-    estimated_tokens(&message.content)
-        + message
-            .tool_calls
-            .iter()
-            .map(|call| {
-                estimated_tokens(&call.name) + estimated_tokens(&call.arguments.to_string())
-            })
-            .sum::<u64>()
 }
 
 /// Estimated tokens of the history as a request shows it with `keep_full` whole results.
@@ -263,7 +251,7 @@ pub fn fallback_summary(older: &[Turn]) -> String {
 }
 
 /// The arguments on one line, each string cut to its first line and 40 characters.
-pub fn short_arguments(arguments: &Value) -> String {
+fn short_arguments(arguments: &Value) -> String {
     let Value::Object(map) = arguments else {
         return String::new();
     };

@@ -17,6 +17,18 @@ pub fn estimated_tokens(text: &str) -> u64 {
     text.len().div_ceil(3) as u64
 }
 
+/// Tokens of one message by the estimate: its text and its calls.
+pub fn message_tokens(message: &Message) -> u64 {
+    estimated_tokens(&message.content)
+        + message
+            .tool_calls
+            .iter()
+            .map(|call| {
+                estimated_tokens(&call.name) + estimated_tokens(&call.arguments.to_string())
+            })
+            .sum::<u64>()
+}
+
 /// The size of a request: its messages, the tools it describes and the guided next step.
 pub fn prompt_size(
     messages: &[Message],
@@ -29,22 +41,15 @@ pub fn prompt_size(
     };
     let mut first_user = true;
     for message in messages {
-        let mut text_tokens = estimated_tokens(&message.content);
         match message.role {
-            Role::System => size.rules += text_tokens,
+            Role::System => size.rules += message_tokens(message),
             Role::User if first_user => {
                 first_user = false;
                 first_message_parts(&message.content, &mut size);
             }
-            Role::User => size.notes += text_tokens,
-            Role::Assistant => {
-                for call in &message.tool_calls {
-                    text_tokens += estimated_tokens(&call.name)
-                        + estimated_tokens(&call.arguments.to_string());
-                }
-                size.calls += text_tokens;
-            }
-            Role::Tool => size.results += text_tokens,
+            Role::User => size.notes += message_tokens(message),
+            Role::Assistant => size.calls += message_tokens(message),
+            Role::Tool => size.results += message_tokens(message),
         }
     }
     for tool in tools {
