@@ -6,13 +6,13 @@
 //! of its path, never inside the repository; a second call re-parses only the files that changed.
 
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Instant;
 
 use plumb_context::rank::{Focus, rank};
 use plumb_context::ranked_map;
 use plumb_context::size::{ESTIMATE, estimated_tokens};
-use plumb_context::tag_index::{self, TagCache};
+use plumb_context::{tag_cache_file, tag_index};
 use plumb_model::catalog;
 use plumb_workspace::Tree;
 
@@ -36,20 +36,16 @@ pub(crate) fn run(args: MapArgs) -> Result<i32, Failure> {
         None => String::new(),
     };
 
-    let cache_path = catalog::cache_home_from(|key| std::env::var_os(key)).map(|dir| {
-        dir.join("tags")
-            .join(tag_index::cache_file_name(tree.root()))
-    });
+    let cache_path = catalog::cache_home_from(|key| std::env::var_os(key))
+        .map(|home| tag_cache_file::cache_path(&home, tree.root()));
     let mut cache = cache_path
         .as_deref()
-        .and_then(|path| fs::read(path).ok())
-        .map(|bytes| TagCache::from_bytes(&bytes))
+        .map(tag_cache_file::load)
         .unwrap_or_default();
     let index = tag_index::build(&tree, &mut cache);
     let indexed = started.elapsed();
-    if cache.changed()
-        && let Some(path) = &cache_path
-        && let Err(why) = write_atomically(path, &cache.to_bytes())
+    if let Some(path) = &cache_path
+        && let Err(why) = tag_cache_file::keep(path, &cache)
     {
         say!(
             "plumb map: the tag cache could not be kept at {} ({why}); the next call parses every file again",
@@ -113,19 +109,4 @@ fn read_ticket(path: &Path) -> Result<String, Failure> {
     }
     let bytes = fs::read(path).map_err(|err| refuse(err.to_string()))?;
     String::from_utf8(bytes).map_err(|_| refuse("it is not UTF-8 text".to_owned()))
-}
-
-/// Writes `bytes` to a file beside `path`, then renames it over `path`, so a reader never sees half
-/// a cache.
-fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    if let Some(dir) = path.parent() {
-        fs::create_dir_all(dir)?;
-    }
-    let mut temporary = path.as_os_str().to_owned();
-    temporary.push(format!(".{}.tmp", std::process::id()));
-    let temporary = PathBuf::from(temporary);
-    fs::write(&temporary, bytes)?;
-    fs::rename(&temporary, path).inspect_err(|_| {
-        let _ = fs::remove_file(&temporary);
-    })
 }

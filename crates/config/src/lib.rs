@@ -136,8 +136,11 @@ pub struct Limits {
     pub max_tokens: u64,
     /// Estimated cost budget in USD (0 = none).
     pub max_usd: f64,
-    /// Characters of repo map put in the first prompt.
+    /// Characters of outline `list_files` shows (twice this).
     pub repo_map_chars: usize,
+    /// Tokens of repo map in the first message: the whole outline when it fits, else the map
+    /// ranked for the ticket.
+    pub repo_map_tokens: usize,
     /// A repository file longer than this is left out of the workspace, with a warning.
     pub max_file_bytes: u64,
     /// The workspace copy's files together may not be longer than this; a longer tree is refused.
@@ -172,6 +175,8 @@ impl Default for Limits {
             max_tokens: 0,
             max_usd: 0.0,
             repo_map_chars: 6000,
+            // Aider's default map size. No map of the tune and confirm subsets comes near it.
+            repo_map_tokens: 1024,
             // 50 MiB a file, 2 GiB in all: see `plumb_workspace::CopyLimits`.
             max_file_bytes: 50 << 20,
             max_copy_bytes: 2 << 30,

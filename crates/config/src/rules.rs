@@ -86,6 +86,7 @@ pub(crate) const RULES: &[(&str, Rule)] = &[
     ("limits.max_tokens", Rule::AtMostOrNone),
     ("limits.max_usd", Rule::AtMostOrNone),
     ("limits.repo_map_chars", Rule::AtMost),
+    ("limits.repo_map_tokens", Rule::AtMost),
     ("limits.max_file_bytes", Rule::AtMost),
     ("limits.max_copy_bytes", Rule::AtMost),
     ("limits.max_workspace_files", Rule::AtMost),

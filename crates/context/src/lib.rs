@@ -13,6 +13,8 @@
 //! - [`tag_index`]: the tags of every file of a tree, cached by content hash between builds.
 //! - [`rank`]: files and definitions ranked for a task (personalised PageRank over who uses what).
 //! - [`ranked_map`]: the ranked repo map, an outline of the top-ranked definitions within a token budget.
+//! - [`run_map`]: the map a run shows: the whole outline when it fits the budget, else the ranked map;
+//!   [`tag_cache_file`] keeps the tags behind it between runs.
 //! - [`templates`]: the texts the model reads, as named templates (`prompts/`) filled from typed values.
 //! - [`rust_tests`]: the test part of a Rust source file (its `#[cfg(test)]` items), for the ladder.
 
@@ -35,9 +37,11 @@ pub mod rank;
 pub mod ranked_map;
 pub mod relevant;
 pub mod repo_map;
+pub mod run_map;
 pub mod rust_tests;
 pub mod size;
 pub mod syntax;
+pub mod tag_cache_file;
 pub mod tag_index;
 pub mod tags;
 pub mod templates;

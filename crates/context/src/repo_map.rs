@@ -79,6 +79,22 @@ pub fn render_outline(
     sub: Option<&Path>,
     opts: &RepoMapOptions,
 ) -> Result<String, RepoMapError> {
+    outline(tree, sub, opts).map(|outline| outline.text)
+}
+
+/// A rendered outline and how many files it left out for want of room.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Outline {
+    pub text: String,
+    pub files_left_out: usize,
+}
+
+/// [`render_outline`], saying how many files did not fit.
+pub fn outline(
+    tree: &Tree,
+    sub: Option<&Path>,
+    opts: &RepoMapOptions,
+) -> Result<Outline, RepoMapError> {
     let root = tree.root();
     let target = match sub {
         Some(sub) => root.join(sub),
@@ -164,9 +180,12 @@ pub(crate) fn walk(root: &Path, target: &Path) -> Vec<FileEntry> {
     files
 }
 
-fn render(tree: &Tree, files: &[FileEntry], opts: &RepoMapOptions) -> String {
+fn render(tree: &Tree, files: &[FileEntry], opts: &RepoMapOptions) -> Outline {
     if files.is_empty() {
-        return "no files here (hidden and ignored files are not listed).\n".to_string();
+        return Outline {
+            text: "no files here (hidden and ignored files are not listed).\n".to_string(),
+            files_left_out: 0,
+        };
     }
     let reserve = more_files_line(files.len()).chars().count();
     let limit = files.len().min(opts.max_files);
@@ -207,7 +226,10 @@ fn render(tree: &Tree, files: &[FileEntry], opts: &RepoMapOptions) -> String {
     if shown < files.len() {
         out.push_str(&more_files_line(files.len() - shown));
     }
-    out
+    Outline {
+        text: out,
+        files_left_out: files.len() - shown,
+    }
 }
 
 /// A file's line, preceded by a header for each folder not yet open; `open_dirs` becomes the file's folders.
@@ -286,7 +308,7 @@ fn render_batch(tree: &Tree, batch: &[FileEntry], threads: usize) -> Vec<String>
         .collect()
 }
 
-fn more_files_line(hidden: usize) -> String {
+pub(crate) fn more_files_line(hidden: usize) -> String {
     let files = if hidden == 1 { "file" } else { "files" };
     format!("… {hidden} more {files} not shown; use list_files PATH for a folder.\n")
 }

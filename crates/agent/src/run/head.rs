@@ -9,7 +9,9 @@
 
 use plumb_context::notes::{folders_named, project_notes};
 use plumb_context::prompt::{self, FirstMessage};
-use plumb_context::repo_map::{RepoMapOptions, render_outline};
+use plumb_context::run_map::{RunMapOptions, run_map};
+use plumb_context::size::estimated_tokens;
+use plumb_context::tag_cache_file;
 use plumb_protocol::Message;
 use plumb_workspace::Tree;
 
@@ -50,14 +52,8 @@ impl Run {
     /// not be read, e.g. a link out of the repository).
     pub(super) fn build_head(&mut self) -> Result<Vec<String>, RunError> {
         let tree = self.workspace.tree();
-        let options = RepoMapOptions {
-            max_chars: self.asked.config.limits.repo_map_chars,
-            max_files: 2_000,
-            // With the code up front the model is shown the test file it is to extend.
-            tests_by_name: self.helpers.code_up_front,
-        };
-        let repo_map = render_outline(&tree, None, &options)
-            .unwrap_or_else(|err| format!("(no repository map: {err})"));
+        let mut warnings = Vec::new();
+        let repo_map = self.repo_map(&tree, &mut warnings);
         let command = self.tester.command().argv.join(" ");
         let baseline = self.baseline.counts.summary();
         let shown = self
@@ -118,7 +114,33 @@ impl Run {
         )
         .map_err(template_failed)?;
         self.head = vec![Message::system(rules), Message::user(first)];
-        Ok(notes.warnings)
+        warnings.extend(notes.warnings);
+        Ok(warnings)
+    }
+
+    /// The repo map within `limits.repo_map_tokens`: the whole outline of a small repository, the
+    /// map ranked for the ticket of a larger one. Its tags are kept in plumb's cache folder under
+    /// the name of the user's folder (the workspace is a new copy each run), where `plumb map`
+    /// keeps them too.
+    fn repo_map(&self, tree: &Tree, warnings: &mut Vec<String>) -> String {
+        let repo =
+            std::fs::canonicalize(&self.asked.repo).unwrap_or_else(|_| self.asked.repo.clone());
+        let cache_file = plumb_model::catalog::cache_home_from(|key| std::env::var_os(key))
+            .map(|home| tag_cache_file::cache_path(&home, &repo));
+        let options = RunMapOptions {
+            max_tokens: self.asked.config.limits.repo_map_tokens,
+            // With the code up front the model is shown the test file it is to extend.
+            tests_by_name: self.helpers.code_up_front,
+            cache_file: cache_file.as_deref(),
+        };
+        let count = |text: &str| usize::try_from(estimated_tokens(text)).unwrap_or(usize::MAX);
+        match run_map(tree, &self.asked.ticket, &options, &count) {
+            Ok(map) => {
+                warnings.extend(map.warning);
+                map.text
+            }
+            Err(err) => format!("(no repository map: {err})"),
+        }
     }
 }
 

@@ -1,0 +1,231 @@
+//! The repo map of a run's first message, within a token budget.
+//!
+//! A repository whose whole outline fits the budget is shown whole, as the outline
+//! ([`crate::repo_map`]): every file with its definitions, nothing for a ranking to leave out. A
+//! larger one gets the ranked map ([`crate::ranked_map`]): the files and definitions that rank
+//! highest for the ticket, as many as the budget holds, and a line saying how many files are not
+//! shown. The tags behind the ranking are kept between runs in the cache file the caller names
+//! ([`crate::tag_cache_file`]), so only a repository's first run parses all of it.
+
+use std::path::Path;
+
+use plumb_workspace::Tree;
+
+use crate::rank::{Focus, rank};
+use crate::ranked_map;
+use crate::repo_map::{self, RepoMapError, RepoMapOptions, more_files_line};
+use crate::tag_cache_file;
+use crate::tag_index;
+
+/// The most files an outline lists before it is called too large to show whole.
+const MAX_OUTLINE_FILES: usize = 2_000;
+/// Characters of outline rendered per token of budget: more than any tokenizer packs in a token
+/// of code, so an outline cut by characters would also have been over the budget in tokens.
+const OUTLINE_CHARS_PER_TOKEN: usize = 8;
+
+/// What the map is made of and where its tags are kept.
+#[derive(Debug, Clone, Copy)]
+pub struct RunMapOptions<'a> {
+    /// Tokens of map at most, by the counter given.
+    pub max_tokens: usize,
+    /// In the outline, test files by name only (see [`RepoMapOptions::tests_by_name`]).
+    pub tests_by_name: bool,
+    /// The tag cache file of the repository; `None`: every file is parsed.
+    pub cache_file: Option<&'a Path>,
+}
+
+/// Which map a run shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RunMapKind {
+    /// The whole outline.
+    Outline,
+    /// The ranked map: `files_shown` of `files_total`.
+    Ranked {
+        files_shown: usize,
+        files_total: usize,
+        definitions_shown: usize,
+    },
+}
+
+/// The map and how it was made.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RunMap {
+    pub text: String,
+    /// The text's size by the counter given.
+    pub tokens: usize,
+    pub kind: RunMapKind,
+    /// For a person: the tag cache could not be kept (the next run parses every file again).
+    pub warning: Option<String>,
+}
+
+/// The map of `tree` for `ticket` within `options.max_tokens` by `count_tokens`.
+pub fn run_map(
+    tree: &Tree,
+    ticket: &str,
+    options: &RunMapOptions<'_>,
+    count_tokens: &dyn Fn(&str) -> usize,
+) -> Result<RunMap, RepoMapError> {
+    let outline = repo_map::outline(
+        tree,
+        None,
+        &RepoMapOptions {
+            max_chars: options.max_tokens.saturating_mul(OUTLINE_CHARS_PER_TOKEN),
+            max_files: MAX_OUTLINE_FILES,
+            tests_by_name: options.tests_by_name,
+        },
+    )?;
+    if outline.files_left_out == 0 {
+        let tokens = count_tokens(&outline.text);
+        if tokens <= options.max_tokens {
+            return Ok(RunMap {
+                text: outline.text,
+                tokens,
+                kind: RunMapKind::Outline,
+                warning: None,
+            });
+        }
+    }
+
+    let mut cache = options
+        .cache_file
+        .map(tag_cache_file::load)
+        .unwrap_or_default();
+    let index = tag_index::build(tree, &mut cache);
+    let warning = options.cache_file.and_then(|path| {
+        tag_cache_file::keep(path, &cache).err().map(|why| {
+            format!(
+                "the repository's tags could not be kept at {} ({why}); the next run parses every file again",
+                path.display()
+            )
+        })
+    });
+    let paths = index.files.iter().map(|file| file.path.as_str());
+    let ranking = rank(&index.files, &Focus::from_text(ticket, paths));
+    // Room for the closing line at its longest, so the map with it stays within the budget.
+    let closing_room = count_tokens(&more_files_line(index.files.len()));
+    let budget = options.max_tokens.saturating_sub(closing_room);
+    let map = ranked_map::render(&index, &ranking, budget, count_tokens);
+    let mut text = map.text;
+    if map.files_shown < map.files_total {
+        text.push_str(&more_files_line(map.files_total - map.files_shown));
+    }
+    Ok(RunMap {
+        tokens: count_tokens(&text),
+        text,
+        kind: RunMapKind::Ranked {
+            files_shown: map.files_shown,
+            files_total: map.files_total,
+            definitions_shown: map.definitions_shown,
+        },
+        warning,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use std::fs;
+
+    use super::*;
+
+    fn count(text: &str) -> usize {
+        text.len().div_ceil(3)
+    }
+
+    /// A package of `modules` files, each defining a function that calls `shared` of
+    /// `util.py`; `tax.py` defines `apply_gst`, which `invoice.py` calls.
+    fn package(root: &Path, modules: usize) {
+        fs::create_dir_all(root.join("billing")).unwrap();
+        fs::write(
+            root.join("billing/util.py"),
+            "def shared(value):\n    return value\n",
+        )
+        .unwrap();
+        for n in 0..modules {
+            fs::write(
+                root.join(format!("billing/module_{n:03}.py")),
+                format!("from billing.util import shared\n\ndef helper_{n}(value):\n    return shared(value)\n"),
+            )
+            .unwrap();
+        }
+        fs::write(
+            root.join("billing/tax.py"),
+            "def apply_gst(amount):\n    return amount * 118 / 100\n",
+        )
+        .unwrap();
+        fs::write(
+            root.join("billing/invoice.py"),
+            "from billing.tax import apply_gst\n\ndef total(amount):\n    return apply_gst(amount)\n",
+        )
+        .unwrap();
+    }
+
+    fn options(max_tokens: usize, cache_file: Option<&Path>) -> RunMapOptions<'_> {
+        RunMapOptions {
+            max_tokens,
+            tests_by_name: false,
+            cache_file,
+        }
+    }
+
+    #[test]
+    fn a_repository_whose_outline_fits_is_shown_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        package(dir.path(), 3);
+        let tree = Tree::new(dir.path()).unwrap();
+        let map = run_map(&tree, "GST is wrong", &options(1024, None), &count).unwrap();
+        let outline = repo_map::render_outline(&tree, None, &RepoMapOptions::default()).unwrap();
+        assert_eq!(map.kind, RunMapKind::Outline);
+        assert_eq!(map.text, outline);
+        assert_eq!(map.tokens, count(&outline));
+    }
+
+    #[test]
+    fn a_larger_one_gets_the_map_ranked_for_the_ticket_within_the_budget() {
+        let dir = tempfile::tempdir().unwrap();
+        package(dir.path(), 200);
+        let home = tempfile::tempdir().unwrap();
+        let cache = home.path().join("tags/repo.tags");
+        let tree = Tree::new(dir.path()).unwrap();
+        let ticket = "apply_gst in billing/tax.py charges GST on the full price";
+        let map = run_map(&tree, ticket, &options(120, Some(&cache)), &count).unwrap();
+
+        let RunMapKind::Ranked {
+            files_shown,
+            files_total,
+            ..
+        } = map.kind
+        else {
+            panic!("expected the ranked map, got {map:?}");
+        };
+        assert_eq!(files_total, 203);
+        assert!(files_shown < files_total, "{map:?}");
+        assert!(map.tokens <= 120, "{} tokens: {}", map.tokens, map.text);
+        assert_eq!(map.tokens, count(&map.text));
+        assert!(map.text.contains("def apply_gst(amount):"), "{}", map.text);
+        let hidden = files_total - files_shown;
+        assert!(
+            map.text.ends_with(&format!(
+                "… {hidden} more files not shown; use list_files PATH for a folder.\n"
+            )),
+            "{}",
+            map.text
+        );
+        assert_eq!(map.warning, None);
+        assert!(cache.exists(), "the tags are kept for the next run");
+    }
+
+    #[test]
+    fn a_cache_that_cannot_be_kept_is_a_warning_not_a_failure() {
+        let dir = tempfile::tempdir().unwrap();
+        package(dir.path(), 200);
+        let home = tempfile::tempdir().unwrap();
+        // A file where the cache's folder should be.
+        fs::write(home.path().join("tags"), "").unwrap();
+        let cache = home.path().join("tags/repo.tags");
+        let tree = Tree::new(dir.path()).unwrap();
+        let map = run_map(&tree, "apply_gst", &options(120, Some(&cache)), &count).unwrap();
+        assert!(matches!(map.kind, RunMapKind::Ranked { .. }));
+        let warning = map.warning.unwrap();
+        assert!(warning.contains("could not be kept"), "{warning}");
+    }
+}
