@@ -49,6 +49,9 @@ pub(crate) enum Gate {
     },
     /// Do not run it; this sentence is the answer.
     Refuse(String),
+    /// The helper could not say what it had to (a prompt template failed: plumb's own bug): the
+    /// run ends, with this as the reason, rather than send the model half a sentence.
+    Fail(String),
 }
 
 /// A tool call's result as the model will be told it, which `after_tool` may change.
@@ -82,6 +85,8 @@ pub(crate) enum Trial {
     Test,
     /// Trying it shows nothing: it would be refused (the sentence says why).
     Unwanted(String),
+    /// The helper could not say why it would refuse it (see [`Gate::Fail`]).
+    Failed(String),
 }
 
 /// What a tried write showed.

@@ -52,8 +52,12 @@ const TEMPLATES: &[(&str, &str)] = templates![
     "compaction/summarise_rounds.md",
     "compaction/request.md",
     "compaction/summary_note.md",
+    "phases/shared.md",
     "phases/recorded.md",
     "phases/next_step.md",
+    "phases/notes.md",
+    "phases/undone.md",
+    "phases/check.md",
     "ladder/answer.md",
 ];
 

@@ -242,6 +242,7 @@ async fn try_reply(
     trial: &Trial,
 ) -> Result<Tried, Ending> {
     let call = match (trial, chosen.reply.tool_calls.first()) {
+        (Trial::Failed(why), _) => return Err(Ending::infra(why)),
         (Trial::Unwanted(why), _) => {
             return Ok(Tried {
                 verdict: format!("not tried: {}", first_line(why)),

@@ -45,9 +45,10 @@ impl Run {
                 arguments: arguments.clone(),
                 ..call.clone()
             }),
-            Gate::Run | Gate::Refuse(_) => None,
+            Gate::Run | Gate::Refuse(_) | Gate::Fail(_) => None,
         };
         let result = match gate {
+            Gate::Fail(why) => return Some(Ending::infra(why)),
             Gate::Refuse(note) => Err(ToolError::RespondToModel(note)),
             _ if call.name == DONE_TOOL => match self.answer_done().await {
                 Ok(done) => {
@@ -180,7 +181,7 @@ impl Run {
             .unwrap_or(self.asked.config.limits.tool_output_lines);
         let (arguments, note) = match gate {
             Gate::Rewrite { arguments, note } => (arguments, Some(note)),
-            Gate::Run | Gate::Refuse(_) => (call.arguments.clone(), None),
+            Gate::Run | Gate::Refuse(_) | Gate::Fail(_) => (call.arguments.clone(), None),
         };
         let result = self
             .registry

@@ -285,6 +285,7 @@ impl ChoiceHandle for ChoiceContext<'_, '_> {
             }
             Gate::Rewrite { arguments, .. } => arguments,
             Gate::Run => call.arguments.clone(),
+            Gate::Fail(why) => return Err(Ending::infra(why)),
         };
         let started = Instant::now();
         let context = ToolContext {

@@ -10,6 +10,7 @@ use plumb_verify::tamper::is_test_file;
 use plumb_verify::{FailureKind, FailureReading, Place, Runner, TestOutcome, TestPlaces};
 
 use super::verdict::{self, CheckVerdict, PhaseCheck, TestVerdict};
+use super::words::{self, CheckLine, Note};
 use crate::baseline::Baseline;
 use crate::ending::Ending;
 use crate::policy::RunHandle;
@@ -38,13 +39,21 @@ pub(crate) async fn run_phase_check(
             targeted_verdict(&run, &reading, &tests)
         }
     };
-    let what = match check {
-        PhaseCheck::Existing(_) => "plumb ran the existing tests",
-        PhaseCheck::BothWays(_) => "plumb ran it with your fix",
-        PhaseCheck::First(_) => "plumb ran it on the original code",
-        PhaseCheck::Again(_) => "plumb ran the tests that show the bug again",
+    let which = match check {
+        PhaseCheck::Existing(_) => "existing",
+        PhaseCheck::BothWays(_) => "both_ways",
+        PhaseCheck::First(_) => "first",
+        PhaseCheck::Again(_) => "again",
     };
-    let mut report = format!("\n\n{what}: {}\n", run.headline());
+    let line = |line: CheckLine<'_>| words::check_line(&line).map_err(Ending::infra);
+    let headline = run.headline();
+    let mut report = format!(
+        "\n\n{}\n",
+        line(CheckLine::Ran {
+            check: which,
+            headline: &headline,
+        })?
+    );
     let mut failure = None;
     if now != TestVerdict::Passes && !run.excerpt.trim().is_empty() {
         let start = report.len();
@@ -79,10 +88,11 @@ pub(crate) async fn run_phase_check(
             && targeted(&run, &tests, TestOutcome::Passed)
                 > targeted(&before, &tests, TestOutcome::Passed);
         if check.runs_on_the_original() {
-            report.push_str(&format!(
-                "and on the original code: {}\n",
-                before.headline()
-            ));
+            let headline = before.headline();
+            report.push_str(&line(CheckLine::OnTheOriginal {
+                headline: &headline,
+            })?);
+            report.push('\n');
             original = Some(before_verdict);
         }
     }
@@ -93,11 +103,11 @@ pub(crate) async fn run_phase_check(
         let suite = run_handle.run_tests(&[]).await?;
         if !run_handle.baseline().broken_by(&suite).is_empty() {
             broke_old = true;
-            report.push_str(&format!(
-                "and the project's tests: {}\n{}\n",
-                suite.headline(),
-                suite.excerpt.trim_end()
-            ));
+            let headline = suite.headline();
+            report.push_str(&line(CheckLine::ProjectTests {
+                headline: &headline,
+            })?);
+            report.push_str(&format!("\n{}\n", suite.excerpt.trim_end()));
         }
     }
     Ok((
@@ -224,7 +234,7 @@ pub(crate) fn report_explanation(
     check: &PhaseCheck,
     verdict: CheckVerdict,
     report: &str,
-) -> Option<String> {
+) -> Option<Note> {
     // After an edit of the code an error is the edit's, not the test's.
     (matches!(check, PhaseCheck::BothWays(_) | PhaseCheck::First(_))
         && verdict.now == TestVerdict::FailsInTheTest)

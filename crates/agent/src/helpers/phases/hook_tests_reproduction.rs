@@ -84,6 +84,7 @@ async fn told(guided: &mut Guided, run: &mut FakeRun, call: ToolCall) -> String 
         Gate::Rewrite { arguments, .. } => ToolCall { arguments, ..call },
         Gate::Run => call,
         Gate::Refuse(note) => return note,
+        Gate::Fail(why) => panic!("{why}"),
     };
     let path = ran.arguments["path"].as_str().unwrap().to_string();
     let name = ran.arguments["name"].as_str().unwrap().to_string();

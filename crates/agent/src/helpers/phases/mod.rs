@@ -48,6 +48,7 @@ use plumb_verify::tamper::is_test_file;
 use state::{Origin, Phases};
 use tried::TriedStates;
 use verdict::{CheckVerdict, PhaseCheck, TestVerdict, Written, written_path};
+use words::Undone;
 
 use crate::ending::Ending;
 use crate::facts::RunFacts;
@@ -253,6 +254,7 @@ impl Policy for Guided {
         if let Some(state) = self.code_state(run, &check)
             && let Some((round, showed)) = self.tried.failed_before(&state)
         {
+            let showed = words::showed(showed).map_err(Ending::infra)?;
             return Ok(Some(Judgement {
                 wanted: false,
                 confirmed: false,
@@ -300,14 +302,20 @@ impl Policy for Guided {
 
     fn before_tool(&self, call: &ToolCall) -> Gate {
         if let Some(note) = self.phases.refusal(call) {
-            return Gate::Refuse(note);
+            return match words::note(&note) {
+                Ok(note) => Gate::Refuse(note),
+                Err(error) => Gate::Fail(error.to_string()),
+            };
         }
         match self
             .phases
             .to_the_code(call)
             .or_else(|| self.phases.rebase_on_undone(call))
         {
-            Some((arguments, note)) => Gate::Rewrite { arguments, note },
+            Some((arguments, note)) => match words::answer_start(&note) {
+                Ok(note) => Gate::Rewrite { arguments, note },
+                Err(error) => Gate::Fail(error.to_string()),
+            },
             None => Gate::Run,
         }
     }
@@ -325,7 +333,7 @@ impl Policy for Guided {
                     .phases
                     .name_in_the_reproduction(call, &|path| run.read(path))
             {
-                outcome.text = note;
+                outcome.text = words::note(&note).map_err(Ending::infra)?;
                 outcome.summary = outcome.text.lines().next().unwrap_or_default().to_string();
                 return Ok(());
             }
@@ -333,7 +341,10 @@ impl Policy for Guided {
             if outcome.ran
                 && let Some(note) = self.phases.after_failed_edit(call)
             {
-                outcome.text.push_str(&note);
+                outcome.text.push('\n');
+                outcome
+                    .text
+                    .push_str(&words::note(&note).map_err(Ending::infra)?);
             }
             return Ok(());
         }
@@ -346,13 +357,14 @@ impl Policy for Guided {
             .and_then(|state| self.tried.failed_before(state))
         {
             run.undo()?;
-            undone(
-                outcome,
-                call,
-                &format!(
-                    "with it the code was exactly as after your change in round {round}, when {showed}. The file is as it was before this edit: try a different change."
-                ),
-            );
+            let showed = words::showed(showed).map_err(Ending::infra)?;
+            let text = words::undone(&Undone::SameAsBefore {
+                path: written_path(call).unwrap_or_default(),
+                round,
+                showed: &showed,
+            })
+            .map_err(Ending::infra)?;
+            undone(outcome, text);
             return Ok(());
         }
         let (verdict, report) = run_phase_check(run, &check).await?;
@@ -392,7 +404,7 @@ impl Policy for Guided {
         let sentence = if unconfirmed {
             undo = true;
             shown = None;
-            self.phases.reject_unconfirmed()
+            self.phases.reject_unconfirmed().map_err(Ending::infra)?
         } else {
             let recorded = self.phases.record(&check, verdict);
             let mut sentence = words::recorded(recorded, self.figures).map_err(Ending::infra)?;
@@ -417,13 +429,14 @@ impl Policy for Guided {
             // again ends the run as stuck, and a model that can sample again does rather than
             // repeat it. The tool's own text shows the edited lines, which are gone again: a
             // model shown them went on editing them.
-            undone(
-                outcome,
-                call,
-                &format!(
-                    "the file is as it was before it (why is below).{report}{sentence}{shown}"
-                ),
-            );
+            let text = words::undone(&Undone::Checked {
+                path: written_path(call).unwrap_or_default(),
+                report: &report,
+                sentence: &sentence,
+                shown: &shown,
+            })
+            .map_err(Ending::infra)?;
+            undone(outcome, text);
         } else {
             outcome.text.push_str(&report);
             outcome.text.push_str(&sentence);
@@ -431,7 +444,9 @@ impl Policy for Guided {
         }
         if let Some(explained) = report_explanation(&check, verdict, &report) {
             outcome.text.push(' ');
-            outcome.text.push_str(&explained);
+            outcome
+                .text
+                .push_str(&words::note(&explained).map_err(Ending::infra)?);
         }
         outcome.report = report;
         Ok(())
@@ -442,13 +457,12 @@ impl Policy for Guided {
     }
 }
 
-/// Marks `outcome` as a write plumb undid (a failed action, for stuck detection), its text
-/// saying so and `why`.
-fn undone(outcome: &mut ToolOutcome, call: &ToolCall, why: &str) {
-    let path = written_path(call).unwrap_or("the file");
+/// Marks `outcome` as a write plumb undid (a failed action, for stuck detection), `text` saying
+/// so and why.
+fn undone(outcome: &mut ToolOutcome, text: String) {
     outcome.ok = false;
     outcome.undone = true;
-    outcome.text = format!("plumb undid this edit of {path}: {why}");
+    outcome.text = text;
 }
 
 /// A tried write's verdict in words, for the journal.

@@ -16,17 +16,10 @@ use plumb_context::syntax::Language;
 use plumb_protocol::ToolCall;
 
 use super::state::{Origin, Phases};
-use super::steps::HOW_TO_FIX;
+use super::words::Note;
 
 /// How many of the code file's functions a note lists.
 const LISTED_FUNCTIONS: usize = 12;
-
-/// Why a file that holds the reproduction is not changed: said the same way in every note.
-fn must_stay(path: &str) -> String {
-    format!(
-        "{path} holds the tests that show the bug, which must stay as they are (plumb's checks reject a change to them)"
-    )
-}
 
 impl Phases {
     /// A note refusing an edit of the lines of the file holding the tests that show the bug, when
@@ -36,7 +29,7 @@ impl Phases {
     /// A test added at the end of that file (an empty `old_text`) stays allowed, and
     /// `replace_function` there is sent to the code's file ([`Phases::to_the_code`]): on HumanEvalFix
     /// Python/14 refusing it only repeated the test file's path back, eight rounds running.
-    pub(super) fn changes_the_reproduction(&self, call: &ToolCall) -> Option<String> {
+    pub(super) fn changes_the_reproduction(&self, call: &ToolCall) -> Option<Note> {
         let path = super::verdict::written_path(call)?;
         let rewrites = match call.name.as_str() {
             "edit_file" => call
@@ -47,17 +40,10 @@ impl Phases {
             "create_file" => true,
             _ => false,
         };
-        (rewrites && self.holds_the_reproduction(path)).then(|| {
-            // The code's file first: a small model copies the first path it reads.
-            let code = self
-                .source_file
-                .as_deref()
-                .map(|file| format!("Change the code in {file}, not {path}"))
-                .unwrap_or_else(|| format!("Change the code, not {path}"));
-            format!(
-                "{code}: {}. Edit the code {HOW_TO_FIX}. Nothing was done.",
-                must_stay(path)
-            )
+        // The note names the code's file first: a small model copies the first path it reads.
+        (rewrites && self.holds_the_reproduction(path)).then(|| Note::KeepTheReproduction {
+            path: path.to_string(),
+            code: self.source_file.clone(),
         })
     }
 
@@ -85,7 +71,7 @@ impl Phases {
     /// `all_prefixes` with the test file's path eight rounds running. The tool still checks that
     /// the code's file defines the function; when it does not, [`Phases::name_in_the_reproduction`]
     /// says what to do instead.
-    pub(crate) fn to_the_code(&self, call: &ToolCall) -> Option<(serde_json::Value, String)> {
+    pub(crate) fn to_the_code(&self, call: &ToolCall) -> Option<(serde_json::Value, Note)> {
         if call.name != "replace_function" {
             return None;
         }
@@ -98,7 +84,10 @@ impl Phases {
         arguments["path"] = serde_json::Value::String(code.to_string());
         Some((
             arguments,
-            format!("plumb sent this to {code}: {}.\n", must_stay(path)),
+            Note::SentToTheCode {
+                path: path.to_string(),
+                code: code.to_string(),
+            },
         ))
     }
 
@@ -111,7 +100,7 @@ impl Phases {
         &self,
         call: &ToolCall,
         read: &dyn Fn(&str) -> Option<String>,
-    ) -> Option<String> {
+    ) -> Option<Note> {
         if call.name != "replace_function" {
             return None;
         }
@@ -141,26 +130,14 @@ impl Phases {
             .as_deref()
             .or_else(|| (!self.holds_the_reproduction(path)).then_some(path))
             .filter(|file| *file != home);
-        let instead = match code {
-            Some(code) => {
-                let names: Vec<String> = functions(code)
-                    .into_iter()
-                    .take(LISTED_FUNCTIONS)
-                    .collect();
-                let defines = if names.is_empty() {
-                    String::new()
-                } else {
-                    format!(", which defines {}", names.join(", "))
-                };
-                format!(
-                    "Fix the code in {code}{defines}: call replace_function with path {code} and the name of the function whose result is wrong, with its whole corrected definition"
-                )
-            }
-            None => "Fix the code under test instead: call replace_function with the path of the file that defines the function whose result is wrong".to_string(),
-        };
-        Some(format!(
-            "{name} is defined in {home}: {}, so {name} is not to be changed. {instead}. Nothing was changed.",
-            must_stay(home)
-        ))
+        let functions = code
+            .map(|code| functions(code).into_iter().take(LISTED_FUNCTIONS).collect())
+            .unwrap_or_default();
+        Some(Note::NameInTheReproduction {
+            name: name.to_string(),
+            home: home.to_string(),
+            code: code.map(str::to_string),
+            functions,
+        })
     }
 }

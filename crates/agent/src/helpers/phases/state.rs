@@ -1,5 +1,6 @@
 //! Where a guided run stands, and what each check after a write means for it.
 
+use plumb_context::templates::TemplateError;
 use plumb_protocol::ToolCall;
 use plumb_verify::Runner;
 use plumb_verify::tamper::is_test_file;
@@ -201,20 +202,16 @@ impl Phases {
     /// BILL-412 the 1.5B model's wrong fixes (a rewritten `check_line` bound) all kept the old
     /// tests passing; told that the fix was doubtful, it went on to write tests for it anyway.
     /// Returns the sentence for the model.
-    pub(crate) fn reject_unconfirmed(&mut self) -> String {
+    pub(crate) fn reject_unconfirmed(&mut self) -> Result<String, TemplateError> {
         if !self.source_edited {
             self.unconfirmed = true;
             self.existing = None;
         }
-        // The trace's sentence on a line of its own: lines past 500 characters are cut in what
-        // the model is shown.
-        let again = match self.pointer() {
-            Some(pointer) => format!("\n{pointer}"),
-            None => " change the line that computes what the ticket says is wrong.".to_string(),
-        };
-        format!(
-            "So plumb undid it: the code is as it was before this edit. Fix the code again:{again}"
-        )
+        // The trace's sentence goes on a line of its own: lines past 500 characters are cut in
+        // what the model is shown.
+        super::words::undone(&super::words::Undone::Unconfirmed {
+            pointer: self.pointer(),
+        })
     }
 
     /// The test file, the closest test and the source file to trace the ticket's figures with
@@ -380,7 +377,10 @@ impl Phases {
         }
         written_path(call)?;
         if let Some(note) = self.refusal(call) {
-            return Some(Trial::Unwanted(note));
+            return Some(match super::words::note(&note) {
+                Ok(note) => Trial::Unwanted(note),
+                Err(error) => Trial::Failed(error.to_string()),
+            });
         }
         self.check_after(call).map(|check| match check {
             PhaseCheck::BothWays(_) | PhaseCheck::First(_) => Trial::Test,

@@ -7,7 +7,7 @@ use plumb_verify::Runner;
 
 use super::state::{Origin, Phases, TestRuns};
 use super::verdict::TestVerdict;
-use super::words::NextStep;
+use super::words::{First, NextStep, Note};
 
 /// The tools a reply may call until a test shows the fix: every tool but `run` and `done`. When a
 /// test file was shown up front, `create_file` is left out too: a new test goes at the end of that
@@ -21,9 +21,6 @@ const WORK_TOOLS: [&str; 7] = [
     "create_file",
     "run_tests",
 ];
-
-/// How the fix step asks for the fix.
-pub(super) const HOW_TO_FIX: &str = "with replace_function (the whole corrected function) or edit_file (old_text copied from the code shown above, new_text the corrected lines)";
 
 impl Phases {
     /// The tools this reply may call, when not all of them. Once a test shows the fix, only
@@ -120,8 +117,8 @@ impl Phases {
         }
     }
 
-    /// A note refusing `call` in the current phase, or `None` when it may run.
-    pub(crate) fn refusal(&self, call: &ToolCall) -> Option<String> {
+    /// The note refusing `call` in the current phase, or `None` when it may run.
+    pub(crate) fn refusal(&self, call: &ToolCall) -> Option<Note> {
         if let Some(note) = self.changes_the_reproduction(call) {
             return Some(note);
         }
@@ -130,28 +127,25 @@ impl Phases {
             && !allowed.contains(&call.name)
             && let Some(file) = &self.test_file
         {
-            return Some(format!(
-                "create_file is not offered now: add a new test at the end of {file} with edit_file and an empty old_text, so it can use that file's imports and helpers; change the code with replace_function or edit_file. Nothing was done."
-            ));
+            return Some(Note::CreateFileNotOffered { file: file.clone() });
         }
         if !allowed.contains(&call.name) && self.shown() {
-            return Some(format!(
-                "{} is not offered now: the tests that show the bug pass with your change and fail on the original code, so call done; plumb then runs the whole suite and its other checks, and if one fails every tool is offered again. Nothing was done.",
-                call.name
-            ));
+            return Some(Note::CallDone {
+                tool: call.name.clone(),
+            });
         }
         if !allowed.contains(&call.name) {
             let first = if self.test.is_some() {
-                "first make the tests that show the bug pass"
+                First::MakeTheTestsPass
             } else if self.source_edited {
-                "first add a test that passes with your fix and fails without it"
+                First::AddATest
             } else {
-                "first fix the code, then add a test that shows the bug"
+                First::FixThenTest
             };
-            return Some(format!(
-                "{} is not available yet: {first}. Nothing was done.",
-                call.name
-            ));
+            return Some(Note::NotYet {
+                tool: call.name.clone(),
+                first,
+            });
         }
         self.repeats_undone_lines(call)
     }

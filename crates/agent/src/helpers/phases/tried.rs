@@ -9,18 +9,19 @@
 use std::hash::{DefaultHasher, Hash, Hasher};
 
 use super::verdict::{CheckVerdict, PhaseCheck, TestVerdict};
+use super::words::Showed;
 
 /// Workspace states (their patch against the original code) that a check failed on.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(super) struct TriedStates {
-    /// The patch's hash, the round it was tried in, and what the check showed, in words.
-    failed: Vec<(u64, u32, &'static str)>,
+    /// The patch's hash, the round it was tried in, and what the check showed.
+    failed: Vec<(u64, u32, Showed)>,
 }
 
 impl TriedStates {
     /// When the workspace whose patch is `patch` was tried before and failed: the round, and
     /// what the check showed.
-    pub(super) fn failed_before(&self, patch: &str) -> Option<(u32, &'static str)> {
+    pub(super) fn failed_before(&self, patch: &str) -> Option<(u32, Showed)> {
         let key = key(patch);
         self.failed
             .iter()
@@ -48,23 +49,15 @@ impl TriedStates {
     }
 }
 
-/// What a failed check after a code edit showed, in words; `None` when it did not fail (or the
-/// write was not a code edit).
-fn failure_of(check: &PhaseCheck, verdict: CheckVerdict, undone: bool) -> Option<&'static str> {
+/// What a failed check after a code edit showed; `None` when it did not fail (or the write was
+/// not a code edit).
+fn failure_of(check: &PhaseCheck, verdict: CheckVerdict, undone: bool) -> Option<Showed> {
     match check {
-        PhaseCheck::Existing(_) if verdict.now != TestVerdict::Passes => {
-            Some("tests that passed before failed")
-        }
-        PhaseCheck::Existing(_) if undone => {
-            Some("the fix probe found no figure of the ticket in it")
-        }
-        PhaseCheck::Again(_) if verdict.broke_old => Some("tests that passed before failed"),
-        PhaseCheck::Again(_) if verdict.broke_code => {
-            Some("the code stopped on an error before the tests could check anything")
-        }
-        PhaseCheck::Again(_) if verdict.now != TestVerdict::Passes => {
-            Some("the tests that show the bug still failed")
-        }
+        PhaseCheck::Existing(_) if verdict.now != TestVerdict::Passes => Some(Showed::BrokeOld),
+        PhaseCheck::Existing(_) if undone => Some(Showed::Unconfirmed),
+        PhaseCheck::Again(_) if verdict.broke_old => Some(Showed::BrokeOld),
+        PhaseCheck::Again(_) if verdict.broke_code => Some(Showed::CodeStopped),
+        PhaseCheck::Again(_) if verdict.now != TestVerdict::Passes => Some(Showed::StillFailed),
         _ => None,
     }
 }
@@ -101,7 +94,7 @@ mod tests {
         tried.remember("fix one", 5, &again, verdict(TestVerdict::Fails), true);
         assert_eq!(
             tried.failed_before("fix one"),
-            Some((2, "the tests that show the bug still failed"))
+            Some((2, Showed::StillFailed))
         );
         assert_eq!(tried.failed_before("fix two"), None);
         assert_eq!(tried.failed_before("fix three"), None);
@@ -120,10 +113,7 @@ mod tests {
             true,
         );
         tried.remember("kept", 3, &existing, verdict(TestVerdict::Passes), false);
-        assert_eq!(
-            tried.failed_before("breaks"),
-            Some((1, "tests that passed before failed"))
-        );
+        assert_eq!(tried.failed_before("breaks"), Some((1, Showed::BrokeOld)));
         assert_eq!(tried.failed_before("unconfirmed").map(|(r, _)| r), Some(2));
         assert_eq!(tried.failed_before("kept"), None);
     }

@@ -6,6 +6,7 @@ use plumb_protocol::ToolCall;
 
 use super::state::Phases;
 use super::verdict::first_line_of;
+use super::words::Note;
 
 impl Phases {
     /// A refusal of an edit that goes back to the lines of a fix plumb undid, leaving out the
@@ -14,7 +15,7 @@ impl Phases {
     /// one benchmark run (with `old_text` its own undone line, rebased onto the original): a
     /// refused sample makes the candidates helper try the next one, and the model is shown the
     /// line to edit, with the `old_text` to copy.
-    pub(super) fn repeats_undone_lines(&self, call: &ToolCall) -> Option<String> {
+    pub(super) fn repeats_undone_lines(&self, call: &ToolCall) -> Option<Note> {
         if self.source_edited || call.name != "edit_file" {
             return None;
         }
@@ -46,10 +47,11 @@ impl Phases {
                     .iter()
                     .any(|line| has_code(line) && old_lines.contains(line))
         })?;
-        Some(format!(
-            "plumb already undid an edit of these lines (`{}`), and the figure trace names another line. Nothing was changed.\n{pointer}\nCopy that line as old_text: `{code}`.",
-            first_line_of(undone_old)
-        ))
+        Some(Note::UndoneLines {
+            undone: first_line_of(undone_old).to_string(),
+            pointer: pointer.to_string(),
+            line: code.clone(),
+        })
     }
 
     /// What to add to the error of an `edit_file` call that could not be made (its `old_text`
@@ -59,7 +61,7 @@ impl Phases {
     /// to copy. In a replay of a benchmark run the 1.5B model's next edit after an undone one was
     /// its undone line with the start changed, which matches nothing; the error showed the file
     /// around it, but not which line the trace named.
-    pub(crate) fn after_failed_edit(&self, call: &ToolCall) -> Option<String> {
+    pub(crate) fn after_failed_edit(&self, call: &ToolCall) -> Option<Note> {
         if self.source_edited || call.name != "edit_file" {
             return None;
         }
@@ -70,9 +72,10 @@ impl Phases {
         if path != file || old.is_empty() || old.lines().any(|line| line.trim() == code) {
             return None;
         }
-        Some(format!(
-            "\n{pointer}\nCopy that line as old_text: `{code}`."
-        ))
+        Some(Note::TraceLine {
+            pointer: pointer.to_string(),
+            line: code.clone(),
+        })
     }
 
     /// Remembers an `edit_file` call plumb undid (see [`Phases::undoes`]).
@@ -97,7 +100,7 @@ impl Phases {
     /// to replace the lines that edit had replaced, with a note saying so. A 1.5B model told that
     /// its edit was undone went on copying its own edited lines into `old_text`: one run spent
     /// nine rounds on "old_text found 0 times".
-    pub(crate) fn rebase_on_undone(&self, call: &ToolCall) -> Option<(serde_json::Value, String)> {
+    pub(crate) fn rebase_on_undone(&self, call: &ToolCall) -> Option<(serde_json::Value, Note)> {
         if call.name != "edit_file" {
             return None;
         }
@@ -112,10 +115,9 @@ impl Phases {
         arguments["old_text"] = serde_json::Value::String(original.clone());
         Some((
             arguments,
-            format!(
-                "Your old_text is what an edit plumb undid had written, so it was taken as the lines that edit replaced: `{}`. ",
-                first_line_of(original)
-            ),
+            Note::Rebased {
+                original: first_line_of(original).to_string(),
+            },
         ))
     }
 }

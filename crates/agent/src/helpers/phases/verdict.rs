@@ -4,6 +4,8 @@
 use plumb_protocol::{TestCounts, ToolCall};
 use plumb_verify::{FailureKind, FailureReading};
 
+use super::words::Note;
+
 /// How one run of the model's test came out, as far as the phases care.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum TestVerdict {
@@ -137,15 +139,15 @@ pub(super) fn first_line_of(text: &str) -> &str {
 /// A plain-words reading of a test mistake small models make often and rarely see from the
 /// error alone: in Python, `invoice = invoice(...)` makes `invoice` a local variable, so the
 /// helper of that name can no longer be called in the function.
-pub(crate) fn explain_mistake(excerpt: &str) -> Option<String> {
+pub(crate) fn explain_mistake(excerpt: &str) -> Option<Note> {
     let name = excerpt
         .split("cannot access local variable '")
         .nth(1)?
         .split('\'')
         .next()?;
-    Some(format!(
-        "In the test, `{name} = ...` makes `{name}` a local variable for the whole function, so the function `{name}` cannot be called there: give the result another name (for example `result = {name}(...)`)."
-    ))
+    Some(Note::ShadowedHelper {
+        name: name.to_string(),
+    })
 }
 
 /// The file a `create_file` or `edit_file` call writes.

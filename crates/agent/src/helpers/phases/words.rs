@@ -1,6 +1,7 @@
 //! What the guided phases tell the model, as typed cases rendered by `plumb-context`'s templates
-//! (`prompts/phases/`): [`Recorded`], the sentence after a check of a write, and [`NextStep`],
-//! the step shown at the end of each request. The phases choose a case and give its values; the
+//! (`prompts/phases/`): [`Recorded`], the sentence after a check of a write, [`NextStep`], the
+//! step shown at the end of each request, and [`Note`], what they answer instead of running a
+//! call or add to a call's answer. The phases choose a case and give its values; the
 //! words are the template's. Without the figures helper the templates speak of the value a test
 //! checks rather than the figure (`figure`/`figures` are filled with "value"/"values"): "the
 //! figure the ticket gives" is the figures helper's notion (a ticket that quotes amounts,
@@ -67,6 +68,135 @@ pub(crate) enum NextStep {
     TestJs { source: String },
     TestPytest,
     TestElsewhere,
+}
+
+/// What a call was answered with instead of running, or what its answer gains
+/// (`phases/notes.md`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "case", rename_all = "snake_case")]
+pub(crate) enum Note {
+    /// `create_file` while a test is wanted in `file`, the test file shown up front.
+    CreateFileNotOffered { file: String },
+    /// Any other tool once the tests show the fix: call `done`.
+    CallDone { tool: String },
+    /// A tool the current phase does not offer yet.
+    NotYet { tool: String, first: First },
+    /// A rewrite of the reproduction's file `path`; `code` is the code's file, when known.
+    KeepTheReproduction { path: String, code: Option<String> },
+    /// A `replace_function` aimed at the reproduction's file `path`, sent to `code` instead.
+    SentToTheCode { path: String, code: String },
+    /// A `replace_function` of `name`, which only the reproduction's file `home` defines; `code`
+    /// is the file to fix instead (with some of its `functions`), when known.
+    NameInTheReproduction {
+        name: String,
+        home: String,
+        code: Option<String>,
+        functions: Vec<String>,
+    },
+    /// An edit back to lines plumb undid (`undone`, their first line) while the figure trace
+    /// (`pointer`) names another `line`.
+    UndoneLines {
+        undone: String,
+        pointer: String,
+        line: String,
+    },
+    /// The figure trace's sentence and the line it names, after an edit that could not be made.
+    TraceLine { pointer: String, line: String },
+    /// An `old_text` that an undone edit had written, taken as the lines it replaced (`original`,
+    /// their first line).
+    Rebased { original: String },
+    /// A test that assigns to the name of the helper it calls (Python's "cannot access local
+    /// variable").
+    ShadowedHelper { name: String },
+}
+
+/// What a failed check after a code edit showed, remembered with the code it failed on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum Showed {
+    BrokeOld,
+    Unconfirmed,
+    CodeStopped,
+    StillFailed,
+}
+
+/// Why a write was undone (`phases/undone.md`). `path` is the file written, when known.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "case", rename_all = "snake_case")]
+pub(crate) enum Undone<'a> {
+    /// What a failed check showed, as [`showed`] says it.
+    Showed { showed: Showed },
+    /// The code came back to what round `round` tried, when the check `showed` that.
+    SameAsBefore {
+        path: &'a str,
+        round: u32,
+        showed: &'a str,
+    },
+    /// The check after it failed: its runs, what they showed and what follows.
+    Checked {
+        path: &'a str,
+        report: &'a str,
+        sentence: &'a str,
+        shown: &'a str,
+    },
+    /// The fix probe found no figure of the ticket in it; `pointer` is the figure trace's line.
+    Unconfirmed { pointer: Option<&'a str> },
+}
+
+/// The words of `undone`.
+pub(crate) fn undone(undone: &Undone<'_>) -> Result<String, TemplateError> {
+    render("phases/undone.md", undone).map(one_line)
+}
+
+/// What a failed check showed, in words (for the model and the journal).
+pub(crate) fn showed(showed: Showed) -> Result<String, TemplateError> {
+    undone(&Undone::Showed { showed })
+}
+
+/// A line framing a check's test runs (`phases/check.md`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "case", rename_all = "snake_case")]
+pub(crate) enum CheckLine<'a> {
+    /// Which run (`existing`, `both_ways`, `first` or `again`), and its headline.
+    Ran {
+        check: &'static str,
+        headline: &'a str,
+    },
+    OnTheOriginal {
+        headline: &'a str,
+    },
+    ProjectTests {
+        headline: &'a str,
+    },
+}
+
+/// The words of `line`, without a line end.
+pub(crate) fn check_line(line: &CheckLine<'_>) -> Result<String, TemplateError> {
+    render("phases/check.md", line).map(one_line)
+}
+
+/// What must come first, in a [`Note::NotYet`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum First {
+    MakeTheTestsPass,
+    AddATest,
+    FixThenTest,
+}
+
+/// The words of `note`, without a final line end.
+pub(crate) fn note(note: &Note) -> Result<String, TemplateError> {
+    render("phases/notes.md", note).map(one_line)
+}
+
+/// The words of `note` as the start of a call's answer: a note of where a call was sent stands
+/// on its own line, one of how it was read runs on into the answer.
+pub(crate) fn answer_start(note: &Note) -> Result<String, TemplateError> {
+    let separator = match note {
+        Note::SentToTheCode { .. } => "\n",
+        _ => " ",
+    };
+    self::note(note).map(|words| words + separator)
 }
 
 /// The figure words as the templates use them: the figures helper's own, or plain "value".

@@ -16,7 +16,7 @@ fn the_fix_is_asked_for_first_a_test_may_come_before_it_and_done_waits() {
     assert!(allowed.contains(&"edit_file".to_string()));
     assert!(allowed.contains(&"replace_function".to_string()));
     assert_eq!(
-        phases.refusal(&test_edit()),
+        phases.refusal_said(&test_edit()),
         None,
         "the article's order, the failing test first, is not refused"
     );
@@ -27,13 +27,13 @@ fn the_fix_is_asked_for_first_a_test_may_come_before_it_and_done_waits() {
     );
     assert!(
         phases
-            .refusal(&call("done", json!({})))
+            .refusal_said(&call("done", json!({})))
             .unwrap()
             .starts_with("done is not available yet: first fix the code")
     );
-    assert_eq!(phases.refusal(&source_edit()), None);
+    assert_eq!(phases.refusal_said(&source_edit()), None);
     assert_eq!(
-        phases.refusal(&call("read_file", json!({"path": "a.py"}))),
+        phases.refusal_said(&call("read_file", json!({"path": "a.py"}))),
         None
     );
     assert!(
@@ -150,7 +150,7 @@ fn after_the_fix_a_test_is_run_with_it_and_on_the_original_code() {
         !allowed.contains(&"create_file".to_string()),
         "the shown file takes the test"
     );
-    assert_eq!(phases.refusal(&test_edit()), None);
+    assert_eq!(phases.refusal_said(&test_edit()), None);
     let both = PhaseCheck::BothWays(TEST.into());
     assert_eq!(phases.check_after(&test_edit()), Some(both.clone()));
 
@@ -204,10 +204,10 @@ fn after_the_fix_a_test_is_run_with_it_and_on_the_original_code() {
         "only done is offered"
     );
     assert!(phases.next_step_text().unwrap().contains("Call done"));
-    assert_eq!(phases.refusal(&call("done", json!({}))), None);
+    assert_eq!(phases.refusal_said(&call("done", json!({}))), None);
     assert!(
         phases
-            .refusal(&source_edit())
+            .refusal_said(&source_edit())
             .unwrap()
             .starts_with("edit_file is not offered now: the tests that show the bug pass")
     );
@@ -217,7 +217,7 @@ fn after_the_fix_a_test_is_run_with_it_and_on_the_original_code() {
         None,
         "after done every tool is offered again"
     );
-    assert_eq!(phases.refusal(&source_edit()), None);
+    assert_eq!(phases.refusal_said(&source_edit()), None);
 }
 
 #[test]
@@ -333,7 +333,12 @@ fn each_phase_says_what_a_tried_write_must_show() {
 #[test]
 fn an_unconfirmed_fix_starts_the_fix_step_again() {
     let mut phases = Phases::new(Runner::Pytest);
-    assert!(phases.reject_unconfirmed().starts_with("So plumb undid it"));
+    assert!(
+        phases
+            .reject_unconfirmed()
+            .unwrap()
+            .starts_with("So plumb undid it")
+    );
     assert!(
         phases
             .next_step_text()
@@ -496,29 +501,32 @@ fn the_file_of_the_tests_that_show_the_bug_is_not_rewritten() {
             json!({"path": "filter.py", "old_text": "x", "new_text": "y"}),
         ),
     ];
-    let refused: Vec<bool> = calls.iter().map(|c| phases.refusal(c).is_some()).collect();
+    let refused: Vec<bool> = calls
+        .iter()
+        .map(|c| phases.refusal_said(c).is_some())
+        .collect();
     // replace_function goes to the code's file instead (below).
     assert_eq!(refused, vec![true, false, true, false, false]);
     assert!(
-        phases.refusal(&calls[0]).unwrap().starts_with(
+        phases.refusal_said(&calls[0]).unwrap().starts_with(
             "Change the code in filter.py, not tests/test_filter.py: tests/test_filter.py holds the tests that show the bug, which must stay as they are"
         )
     );
     // A replace_function aimed at the tests' file goes to the code's file, with a note.
-    let (arguments, note) = phases.to_the_code(&calls[1]).unwrap();
+    let (arguments, note) = phases.to_the_code_said(&calls[1]).unwrap();
     assert_eq!(
         (arguments["path"].as_str(), arguments["name"].as_str()),
         (Some("filter.py"), Some("check"))
     );
     assert!(note.starts_with("plumb sent this to filter.py:"), "{note}");
-    assert_eq!(phases.to_the_code(&calls[4]), None);
+    assert_eq!(phases.to_the_code_said(&calls[4]), None);
     // The model's own test is its to change.
     let mut own = Phases::new(Runner::Pytest);
     own.record_text(
         &PhaseCheck::First("tests/test_filter.py".into()),
         verdict(TestVerdict::Fails, None),
     );
-    assert_eq!(own.refusal(&calls[0]), None);
+    assert_eq!(own.refusal_said(&calls[0]), None);
 }
 
 #[test]

@@ -2,6 +2,7 @@
 //! figure trace's refusals and notes (`trace.rs`), and what a test run is read as (`verdicts.rs`).
 
 mod flow;
+mod notes;
 mod trace;
 mod verdicts;
 
@@ -25,6 +26,26 @@ impl Phases {
 
     fn record_text(&mut self, check: &PhaseCheck, verdict: CheckVerdict) -> String {
         words::recorded(self.record(check, verdict), true).unwrap()
+    }
+
+    fn refusal_said(&self, call: &ToolCall) -> Option<String> {
+        self.refusal(call).map(|note| words::note(&note).unwrap())
+    }
+
+    /// As the answer of the failed edit gets it: after a line end.
+    fn after_failed_edit_said(&self, call: &ToolCall) -> Option<String> {
+        self.after_failed_edit(call)
+            .map(|note| format!("\n{}", words::note(&note).unwrap()))
+    }
+
+    fn rebase_said(&self, call: &ToolCall) -> Option<(serde_json::Value, String)> {
+        self.rebase_on_undone(call)
+            .map(|(arguments, note)| (arguments, words::answer_start(&note).unwrap()))
+    }
+
+    fn to_the_code_said(&self, call: &ToolCall) -> Option<(serde_json::Value, String)> {
+        self.to_the_code(call)
+            .map(|(arguments, note)| (arguments, words::answer_start(&note).unwrap()))
     }
 }
 

@@ -28,6 +28,7 @@ fn the_figure_trace_runs_once_and_names_its_line_in_the_fix_step() {
     assert!(
         phases
             .reject_unconfirmed()
+            .unwrap()
             .ends_with(&format!("Fix the code again:\n{sentence}"))
     );
     assert!(
@@ -56,6 +57,7 @@ fn the_figure_trace_runs_once_and_names_its_line_in_the_fix_step() {
     assert!(
         phases
             .reject_unconfirmed()
+            .unwrap()
             .ends_with("change the line that computes what the ticket says is wrong.")
     );
 }
@@ -89,9 +91,9 @@ fn an_edit_back_to_undone_lines_is_refused_when_the_trace_names_another() {
     );
     phases.remember_undone(&first);
     let again = edit("    if x > 1:", "    if x > 0:");
-    assert_eq!(phases.refusal(&again), None, "no line named yet");
+    assert_eq!(phases.refusal_said(&again), None, "no line named yet");
     phases.point_at(Some(&pointer("a.py", "tax = f(gross)")));
-    let refused = phases.refusal(&again).expect("the undone lines again");
+    let refused = phases.refusal_said(&again).expect("the undone lines again");
     assert!(
         refused.starts_with("plumb already undid an edit of these lines (`if x > 1:`)"),
         "{refused}"
@@ -103,22 +105,22 @@ fn an_edit_back_to_undone_lines_is_refused_when_the_trace_names_another() {
     // Its own undone line as old_text is rebased onto the original, and refused the same.
     assert!(
         phases
-            .refusal(&edit("    if x >= 1:\n        return y", "    if x > 2:"))
+            .refusal_said(&edit("    if x >= 1:\n        return y", "    if x > 2:"))
             .is_some()
     );
     // The named line, alone or with the undone lines, and other lines, may be edited.
     assert_eq!(
-        phases.refusal(&edit("    tax = f(gross)", "    tax = 1")),
+        phases.refusal_said(&edit("    tax = f(gross)", "    tax = 1")),
         None
     );
     assert_eq!(
-        phases.refusal(&edit("    if x > 1:\n    tax = f(gross)", "    tax = 1")),
+        phases.refusal_said(&edit("    if x > 1:\n    tax = f(gross)", "    tax = 1")),
         None
     );
-    assert_eq!(phases.refusal(&edit("    z = 2", "    z = 3")), None);
+    assert_eq!(phases.refusal_said(&edit("    z = 2", "    z = 3")), None);
     phases.remember_undone(&edit("    total = f(\n    )", "    total = g(\n    )"));
     assert_eq!(
-        phases.refusal(&edit("    other = h(\n    )", "    other = 1")),
+        phases.refusal_said(&edit("    other = h(\n    )", "    other = 1")),
         None,
         "a line with no code in common is not the undone lines"
     );
@@ -126,13 +128,13 @@ fn an_edit_back_to_undone_lines_is_refused_when_the_trace_names_another() {
         "edit_file",
         json!({"path": "b.py", "old_text": "    if x > 1:", "new_text": ""}),
     );
-    assert_eq!(phases.refusal(&other_file), None);
+    assert_eq!(phases.refusal_said(&other_file), None);
     // Once a fix is kept, the line of the original code no longer counts.
     phases.record_text(
         &PhaseCheck::Existing(None),
         verdict(TestVerdict::Passes, None),
     );
-    assert_eq!(phases.refusal(&again), None);
+    assert_eq!(phases.refusal_said(&again), None);
 }
 
 #[test]
@@ -145,27 +147,33 @@ fn a_failed_edit_of_the_traced_file_is_told_the_line_the_trace_names() {
         )
     };
     let missed = edit("a.py", "    tax = sum(item.tax for item in lines)");
-    assert_eq!(phases.after_failed_edit(&missed), None, "no line named yet");
+    assert_eq!(
+        phases.after_failed_edit_said(&missed),
+        None,
+        "no line named yet"
+    );
     phases.point_at(Some(&pointer("a.py", "tax = f(gross)")));
-    let told = phases.after_failed_edit(&missed).expect("the line to copy");
+    let told = phases
+        .after_failed_edit_said(&missed)
+        .expect("the line to copy");
     assert!(told.starts_with('\n'), "{told}");
     assert!(
         told.ends_with("\nCopy that line as old_text: `tax = f(gross)`."),
         "{told}"
     );
     assert_eq!(
-        phases.after_failed_edit(&edit("a.py", "    tax = f(gross)\n    y = 2")),
+        phases.after_failed_edit_said(&edit("a.py", "    tax = f(gross)\n    y = 2")),
         None,
         "an old_text with the named line failed for another reason"
     );
-    assert_eq!(phases.after_failed_edit(&edit("b.py", "z = 1")), None);
-    assert_eq!(phases.after_failed_edit(&edit("a.py", "")), None);
+    assert_eq!(phases.after_failed_edit_said(&edit("b.py", "z = 1")), None);
+    assert_eq!(phases.after_failed_edit_said(&edit("a.py", "")), None);
     phases.record_text(
         &PhaseCheck::Existing(None),
         verdict(TestVerdict::Passes, None),
     );
     assert_eq!(
-        phases.after_failed_edit(&missed),
+        phases.after_failed_edit_said(&missed),
         None,
         "once a fix is kept, the line of the original code no longer counts"
     );
@@ -183,7 +191,7 @@ fn an_edit_of_undone_lines_replaces_the_lines_they_had_replaced() {
         "edit_file",
         json!({"path": "a.py", "old_text": "x = 2", "new_text": "x = 3"}),
     );
-    let (arguments, note) = phases.rebase_on_undone(&again).unwrap();
+    let (arguments, note) = phases.rebase_said(&again).unwrap();
     assert_eq!(
         arguments,
         json!({"path": "a.py", "old_text": "x = 1", "new_text": "x = 3"})
@@ -196,14 +204,14 @@ fn an_edit_of_undone_lines_replaces_the_lines_they_had_replaced() {
         "edit_file",
         json!({"path": "b.py", "old_text": "x = 2", "new_text": "x = 3"}),
     );
-    assert_eq!(phases.rebase_on_undone(&elsewhere), None);
+    assert_eq!(phases.rebase_said(&elsewhere), None);
     phases.remember_undone(&again);
     let third = call(
         "edit_file",
         json!({"path": "a.py", "old_text": "x = 3", "new_text": "x = 4"}),
     );
     assert_eq!(
-        phases.rebase_on_undone(&third).unwrap().0["old_text"],
+        phases.rebase_said(&third).unwrap().0["old_text"],
         "x = 1",
         "an undone rebased edit had replaced the original lines too"
     );

@@ -124,7 +124,7 @@ fn counts(failed: u32, errors: u32, passed: u32) -> TestCounts {
 #[test]
 fn a_local_that_hides_a_helper_is_explained_by_name() {
     let excerpt = "E       UnboundLocalError: cannot access local variable 'invoice' where it is not associated with a value";
-    let explained = explain_mistake(excerpt).unwrap();
+    let explained = words::note(&explain_mistake(excerpt).unwrap()).unwrap();
     assert!(
         explained.starts_with("In the test, `invoice = ...` makes `invoice` a local variable"),
         "{explained}"
