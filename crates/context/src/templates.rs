@@ -58,6 +58,9 @@ const TEMPLATES: &[(&str, &str)] = templates![
     "phases/notes.md",
     "phases/undone.md",
     "phases/check.md",
+    "figures/notes.md",
+    "trace/pointer.md",
+    "python_notes/notes.md",
     "ladder/answer.md",
 ];
 

@@ -20,9 +20,10 @@
 use std::collections::BTreeSet;
 
 use plumb_context::relevant::figures;
+use plumb_context::templates::{TemplateError, render};
 use plumb_protocol::Outcome;
 use plumb_verify::Runner;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 use crate::ending::Ending;
 use crate::policy::RunHandle;
@@ -43,7 +44,7 @@ const MAX_NOTES: usize = 400;
 struct Made(usize, String, String, String);
 
 /// The line a trace points at.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub(crate) struct Pointer {
     pub file: String,
     pub line: usize,
@@ -60,21 +61,13 @@ pub(crate) struct Pointer {
 }
 
 impl Pointer {
-    /// The sentence for the model.
-    pub(crate) fn sentence(&self) -> String {
-        let what = if self.name == "return" {
-            format!("returns {}", self.value)
-        } else {
-            format!("sets {} to {}", self.name, self.value)
-        };
-        let missing = match &self.missing {
-            Some(missing) => format!(", while no line comes to the ticket's {missing}"),
-            None => String::new(),
-        };
-        format!(
-            "plumb ran the closest test's example on the original code: line {} of {} (in {}), `{}`, {what}: the ticket's {}{missing}. Change that line so it computes what the ticket says it should.",
-            self.line, self.file, self.function, self.code, self.figure
-        )
+    /// The sentence for the model (`trace/pointer.md`).
+    pub(crate) fn sentence(&self) -> Result<String, TemplateError> {
+        let mut text = render("trace/pointer.md", self)?;
+        if text.ends_with('\n') {
+            text.pop();
+        }
+        Ok(text)
     }
 }
 
@@ -411,8 +404,17 @@ mod tests {
             missing: Some("162".into()),
         };
         assert_eq!(
-            pointer.sentence(),
+            pointer.sentence().unwrap(),
             "plumb ran the closest test's example on the original code: line 52 of billing/invoice_totals.py (in line_totals), `tax = compute_gst(gross, rate)`, sets tax to 180.00: the ticket's 180, while no line comes to the ticket's 162. Change that line so it computes what the ticket says it should."
+        );
+        let returned = Pointer {
+            name: "return".into(),
+            missing: None,
+            ..pointer
+        };
+        assert_eq!(
+            returned.sentence().unwrap(),
+            "plumb ran the closest test's example on the original code: line 52 of billing/invoice_totals.py (in line_totals), `tax = compute_gst(gross, rate)`, returns 180.00: the ticket's 180. Change that line so it computes what the ticket says it should."
         );
     }
 

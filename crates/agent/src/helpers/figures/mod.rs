@@ -23,7 +23,9 @@
 //! input, all written into the file as tests of their own and run together, once with the fix and
 //! once on the original code.
 
+use plumb_context::templates::{TemplateError, render};
 use plumb_verify::{Runner, TestOutcome};
+use serde::Serialize;
 
 mod asserts;
 mod inputs;
@@ -341,66 +343,113 @@ fn renamed_versions(versions: &[Version], name: &str) -> String {
         .join("\n\n\n")
 }
 
-/// What to tell the model after the fix probe, when it ran.
-pub(crate) fn probe_note(search: &FigureSearch) -> Option<String> {
-    match search {
-        FigureSearch::Found(found) => Some(format!(
-            "\n\nplumb checked your fix with the example of the closest test: with it {} passes, a figure the ticket gives, and on the original code it fails. So the fix changes what the ticket is about.",
-            found.change()
-        )),
-        FigureSearch::NoneShowed(_) => Some(
-            "\n\nBut plumb checked your change with the example of the closest test, and none of the values the tests there check comes out as a figure the ticket gives with it (and differently without it): it does not fix what the ticket describes.".to_string(),
-        ),
-        FigureSearch::NotTried => None,
+/// What the figures helper tells the model (`figures/notes.md`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "case", rename_all = "snake_case")]
+enum FiguresNote<'a> {
+    ProbeFound {
+        kept: &'a str,
+        input_kept: Option<&'a str>,
+    },
+    ProbeNone,
+    KeptVersionBelow,
+    KeptAssert {
+        kept: &'a str,
+        test_file: &'a str,
+        function: &'a str,
+    },
+    KeptFigure {
+        kept: &'a str,
+        written: &'a str,
+        test_file: &'a str,
+        function: &'a str,
+    },
+    KeptInput {
+        input_kept: &'a str,
+        input_written: &'a str,
+        kept: &'a str,
+        test_file: &'a str,
+        function: &'a str,
+    },
+    ReplacedFailure {
+        line: &'a str,
+    },
+    NoneShowed {
+        tries: usize,
+    },
+}
+
+/// The words of `note`, without the line end its template line leaves.
+fn words(note: &FiguresNote<'_>) -> Result<String, TemplateError> {
+    let mut text = render("figures/notes.md", note)?;
+    if text.ends_with('\n') {
+        text.pop();
     }
+    Ok(text)
+}
+
+/// What to tell the model after the fix probe, when it ran.
+pub(crate) fn probe_note(search: &FigureSearch) -> Result<Option<String>, TemplateError> {
+    let note = match search {
+        FigureSearch::Found(found) => FiguresNote::ProbeFound {
+            kept: found.kept.trim(),
+            input_kept: found.input.as_ref().map(|input| input.kept.trim()),
+        },
+        FigureSearch::NoneShowed(_) => FiguresNote::ProbeNone,
+        FigureSearch::NotTried => return Ok(None),
+    };
+    words(&note).map(|text| Some(format!("\n\n{text}")))
 }
 
 /// Stands in for the lines an edit showed of a test the figure search then replaced.
-pub(crate) const KEPT_VERSION_BELOW: &str = "The version of the test plumb kept is shown below.\n";
+pub(crate) fn kept_version_below() -> Result<String, TemplateError> {
+    words(&FiguresNote::KeptVersionBelow).map(|text| text + "\n")
+}
 
 /// The note for the model when a version was kept.
-pub(crate) fn note(found: &FigureFound, test_file: &str) -> String {
-    match &found.input {
-        None if checked(&found.written) == checked(&found.kept) => format!(
-            "\n\nplumb tried your test's asserts one at a time: `{}` alone passes with your fix and fails on the original code, so {test_file} now has this version of your test (its other asserts left out):\n{}\n",
-            found.kept.trim(),
-            found.function
-        ),
-        None => format!(
-            "\n\nplumb tried your test with each figure the ticket gives in place of the one an assert expects: with `{}` instead of `{}` it passes with your fix and fails on the original code, so {test_file} now has this version of your test (its other asserts left out):\n{}\n",
-            found.kept.trim(),
-            found.written.trim(),
-            found.function
-        ),
-        Some(input) => format!(
-            "\n\nplumb tried your test with the ticket's figures: none of them as the figure an assert expects shows the fix, but with the ticket's figure as an input, `{}` instead of `{}`, and `{}`, it passes with your fix and fails on the original code. So {test_file} now has this version of your test (its other asserts left out):\n{}\n",
-            input.kept.trim(),
-            input.written.trim(),
-            found.kept.trim(),
-            found.function
-        ),
-    }
+pub(crate) fn note(found: &FigureFound, test_file: &str) -> Result<String, TemplateError> {
+    let kept = found.kept.trim();
+    let function = found.function.as_str();
+    let note = match &found.input {
+        None if checked(&found.written) == checked(&found.kept) => FiguresNote::KeptAssert {
+            kept,
+            test_file,
+            function,
+        },
+        None => FiguresNote::KeptFigure {
+            kept,
+            written: found.written.trim(),
+            test_file,
+            function,
+        },
+        Some(input) => FiguresNote::KeptInput {
+            input_kept: input.kept.trim(),
+            input_written: input.written.trim(),
+            kept,
+            test_file,
+            function,
+        },
+    };
+    words(&note).map(|text| format!("\n\n{text}\n"))
 }
 
 /// The failing output of a test whose assert the figure search then replaced, cut to the first
 /// assertion line: what the replaced assert found is worth telling, the traceback of a test that
 /// is gone is not.
-pub(crate) fn replaced_failure(excerpt: &str) -> String {
+pub(crate) fn replaced_failure(excerpt: &str) -> Result<String, TemplateError> {
     let first = excerpt
         .lines()
         .find_map(|line| line.strip_prefix("E "))
         .map(str::trim);
     match first {
-        Some(line) => format!("(the failure, of an assert plumb then replaced: {line})\n"),
-        None => String::new(),
+        Some(line) => words(&FiguresNote::ReplacedFailure { line }).map(|text| text + "\n"),
+        None => Ok(String::new()),
     }
 }
 
 /// The note for the model when no version showed the fix.
-pub(crate) fn none_showed(tries: usize) -> String {
-    format!(
-        "\nplumb also tried your test with each figure the ticket gives in place of the one an assert expects ({tries} versions): none passes with your fix and fails on the original code. So either the assert checks a value the ticket's figure is not about (assert the value the ticket names), or the fix does not produce the ticket's figure yet.\n"
-    )
+pub(crate) fn none_showed(tries: usize) -> Result<String, TemplateError> {
+    words(&FiguresNote::NoneShowed { tries }).map(|text| format!("\n{text}\n"))
 }
 
 /// Test functions (`def test…` at the top level) of `lines` that `baseline` does not define.

@@ -15,8 +15,8 @@ fn a_replaced_asserts_failure_is_cut_to_its_first_assertion_line() {
         tests/test_invoice_totals.py:137: AssertionError\n";
 
     let actual = [
-        replaced_failure(excerpt),
-        replaced_failure("ERROR collecting\n"),
+        replaced_failure(excerpt).unwrap(),
+        replaced_failure("ERROR collecting\n").unwrap(),
     ];
 
     assert_eq!(
@@ -281,5 +281,72 @@ async fn the_fix_probe_rejects_a_fix_only_when_the_tickets_figures_are_values_th
         grounded.read("tests/test_shop.py"),
         ungrounded.read("tests/test_shop.py"),
         "the probe leaves the test file as it was"
+    );
+}
+
+/// The figures helper's notes through `figures/notes.md`, against the sentences the code wrote
+/// before they became a template, byte for byte.
+#[test]
+fn the_notes_read_as_the_sentences_they_replaced() {
+    let found = |written: &str, kept: &str, input: Option<Input>| FigureFound {
+        written: written.into(),
+        kept: kept.into(),
+        input,
+        function: "def test_gst():\n    assert gst(900) == 162".into(),
+    };
+    let function = "def test_gst():\n    assert gst(900) == 162";
+    let alone = found(
+        "    assert gst(900) == 162\n",
+        "    assert gst(900) == 162\n",
+        None,
+    );
+    assert_eq!(
+        note(&alone, "tests/test_tax.py").unwrap(),
+        format!(
+            "\n\nplumb tried your test's asserts one at a time: `assert gst(900) == 162` alone passes with your fix and fails on the original code, so tests/test_tax.py now has this version of your test (its other asserts left out):\n{function}\n"
+        )
+    );
+    let figure = found("assert gst(900) == 180", "assert gst(900) == 162", None);
+    assert_eq!(
+        note(&figure, "tests/test_tax.py").unwrap(),
+        format!(
+            "\n\nplumb tried your test with each figure the ticket gives in place of the one an assert expects: with `assert gst(900) == 162` instead of `assert gst(900) == 180` it passes with your fix and fails on the original code, so tests/test_tax.py now has this version of your test (its other asserts left out):\n{function}\n"
+        )
+    );
+    let input = Input {
+        written: "item(1000, discount=150)".into(),
+        kept: "item(1000, discount=100)".into(),
+    };
+    let with_input = found(
+        "assert gst(900) == 180",
+        "assert gst(900) == 162",
+        Some(input),
+    );
+    assert_eq!(
+        note(&with_input, "tests/test_tax.py").unwrap(),
+        format!(
+            "\n\nplumb tried your test with the ticket's figures: none of them as the figure an assert expects shows the fix, but with the ticket's figure as an input, `item(1000, discount=100)` instead of `item(1000, discount=150)`, and `assert gst(900) == 162`, it passes with your fix and fails on the original code. So tests/test_tax.py now has this version of your test (its other asserts left out):\n{function}\n"
+        )
+    );
+    assert_eq!(
+        probe_note(&FigureSearch::Found(with_input)).unwrap(),
+        Some("\n\nplumb checked your fix with the example of the closest test: with it `item(1000, discount=100)` and `assert gst(900) == 162` passes, a figure the ticket gives, and on the original code it fails. So the fix changes what the ticket is about.".into())
+    );
+    assert_eq!(
+        probe_note(&FigureSearch::Found(figure)).unwrap(),
+        Some("\n\nplumb checked your fix with the example of the closest test: with it `assert gst(900) == 162` passes, a figure the ticket gives, and on the original code it fails. So the fix changes what the ticket is about.".into())
+    );
+    assert_eq!(
+        probe_note(&FigureSearch::NoneShowed(3)).unwrap(),
+        Some("\n\nBut plumb checked your change with the example of the closest test, and none of the values the tests there check comes out as a figure the ticket gives with it (and differently without it): it does not fix what the ticket describes.".into())
+    );
+    assert_eq!(probe_note(&FigureSearch::NotTried).unwrap(), None);
+    assert_eq!(
+        kept_version_below().unwrap(),
+        "The version of the test plumb kept is shown below.\n"
+    );
+    assert_eq!(
+        none_showed(4).unwrap(),
+        "\nplumb also tried your test with each figure the ticket gives in place of the one an assert expects (4 versions): none passes with your fix and fails on the original code. So either the assert checks a value the ticket's figure is not about (assert the value the ticket names), or the fix does not produce the ticket's figure yet.\n"
     );
 }

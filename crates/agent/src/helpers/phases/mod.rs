@@ -135,7 +135,7 @@ impl Guided {
                 if let Some(range) = checked.report.failure.clone()
                     && let Some(excerpt) = checked.report.text.get(range.clone())
                 {
-                    let short = figures::replaced_failure(excerpt);
+                    let short = figures::replaced_failure(excerpt).map_err(Ending::infra)?;
                     checked.report.text.replace_range(range, &short);
                 }
                 // The edit's answer ends with the lines of the version that was just
@@ -143,12 +143,12 @@ impl Guided {
                 // usually `done`) some 150 tokens.
                 if let Some(at) = output.find(EDITED_LINES_HEADER) {
                     output.truncate(at);
-                    output.push_str(figures::KEPT_VERSION_BELOW);
+                    output.push_str(&figures::kept_version_below().map_err(Ending::infra)?);
                 }
                 checked
                     .report
                     .text
-                    .push_str(&figures::note(&found, &test_file));
+                    .push_str(&figures::note(&found, &test_file).map_err(Ending::infra)?);
                 // The kept version is the model's test now, judged both ways.
                 checked.check = PhaseCheck::BothWays(test_file.into());
                 checked.verdict = CheckVerdict {
@@ -161,7 +161,10 @@ impl Guided {
                 };
             }
             FigureSearch::NoneShowed(tries) => {
-                checked.report.text.push_str(&figures::none_showed(tries));
+                checked
+                    .report
+                    .text
+                    .push_str(&figures::none_showed(tries).map_err(Ending::infra)?);
             }
             FigureSearch::NotTried => {}
         }
@@ -387,7 +390,8 @@ impl Policy for Guided {
             && let Some((test_file, example)) = self.phases.probe_after(&check, verdict)
         {
             let search = figures::probe_fix(run, &test_file, &example).await?;
-            report.push_str(&figures::probe_note(&search).unwrap_or_default());
+            let note = figures::probe_note(&search).map_err(Ending::infra)?;
+            report.push_str(&note.unwrap_or_default());
             report.push('\n');
             unconfirmed = matches!(search, FigureSearch::NoneShowed(_));
         }
@@ -399,7 +403,9 @@ impl Policy for Guided {
             && let Some((test_file, example, source_file)) = self.phases.trace_with()
         {
             let pointer = trace::trace_figures(run, &test_file, &example, &source_file).await?;
-            self.phases.point_at(pointer.as_ref());
+            self.phases
+                .point_at(pointer.as_ref())
+                .map_err(Ending::infra)?;
         }
         let sentence = if unconfirmed {
             undo = true;

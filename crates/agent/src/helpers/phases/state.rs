@@ -234,10 +234,11 @@ impl Phases {
     }
 
     /// Keeps what the figure trace found (it does not run again).
-    pub(crate) fn point_at(&mut self, pointer: Option<&Pointer>) {
+    pub(crate) fn point_at(&mut self, pointer: Option<&Pointer>) -> Result<(), TemplateError> {
         self.traced = true;
-        self.pointer = pointer.map(Pointer::sentence);
+        self.pointer = pointer.map(Pointer::sentence).transpose()?;
         self.pointed_line = pointer.map(|p| (p.file.clone(), p.code.clone()));
+        Ok(())
     }
 
     /// Keeps the whole existing test closest to the ticket, to check fixes with (`figures.rs`).

@@ -7,12 +7,44 @@ mod unbound;
 mod undefined;
 
 use async_trait::async_trait;
+use plumb_context::templates::{TemplateError, render};
 use plumb_protocol::ToolCall;
+use serde::Serialize;
 
 use crate::ending::Ending;
 use crate::policy::{Policy, RunHandle, ToolOutcome};
 
 pub(crate) struct PythonNotes;
+
+/// What the note says (`python_notes/notes.md`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "case", rename_all = "snake_case")]
+pub(crate) enum PythonNote {
+    /// `name` is used above `line` of `path`, whose `code` assigns it.
+    Unbound {
+        name: String,
+        path: String,
+        line: usize,
+        code: String,
+    },
+    /// `name` is none of the `names` `function` has above the edit; `attribute` is how the
+    /// function already spells it (`item.discount`), when it does.
+    Undefined {
+        name: String,
+        function: String,
+        names: Vec<String>,
+        attribute: Option<String>,
+    },
+}
+
+/// The words of `note`.
+fn words(note: &PythonNote) -> Result<String, TemplateError> {
+    let mut text = render("python_notes/notes.md", note)?;
+    if text.ends_with('\n') {
+        text.pop();
+    }
+    Ok(text)
+}
 
 #[async_trait]
 impl Policy for PythonNotes {
@@ -39,7 +71,7 @@ impl Policy for PythonNotes {
         if let Some(note) = note {
             // A line of its own: long lines are cut in what the model is shown.
             outcome.text.push('\n');
-            outcome.text.push_str(&note);
+            outcome.text.push_str(&words(&note).map_err(Ending::infra)?);
         }
         Ok(())
     }

@@ -6,6 +6,8 @@
 //! the file says where it is assigned; the note tells the model both, and how to make the edit
 //! that puts the assignment first.
 
+use super::PythonNote;
+
 /// The note for an edit of `path` whose tests failed as `report` shows, when they failed with
 /// `UnboundLocalError` on a name `file_text` (the file as it is again after the undo) assigns
 /// below `old_text`, the text the edit replaced.
@@ -14,7 +16,7 @@ pub(crate) fn used_before_assignment(
     path: &str,
     file_text: &str,
     old_text: &str,
-) -> Option<String> {
+) -> Option<PythonNote> {
     let name = unbound_name(report)?;
     // Below the replaced lines when they are still there, else anywhere in the file.
     let start = match old_text.trim() {
@@ -30,11 +32,12 @@ pub(crate) fn used_before_assignment(
         .enumerate()
         .skip(start)
         .find(|(_, line)| assigns(line.trim_start(), &name))?;
-    Some(format!(
-        "UnboundLocalError: your line uses `{name}` above the line that assigns it ({path} line {}: `{}`). To use `{name}`, make one edit whose old_text is from your line down to that line, and whose new_text assigns `{name}` first, then uses it.",
-        index + 1,
-        line.trim()
-    ))
+    Some(PythonNote::Unbound {
+        name,
+        path: path.to_string(),
+        line: index + 1,
+        code: line.trim().to_string(),
+    })
 }
 
 /// The name in the first `UnboundLocalError` of a test run's output: Python 3.11 and later say
@@ -85,6 +88,7 @@ mod tests {
             "tax = compute_gst(gross, rate)",
         )
         .unwrap();
+        let note = super::super::words(&note).unwrap();
         assert!(
             note.contains("uses `net` above the line that assigns it (billing/invoice_totals.py line 4: `net = apply_discount(gross, item.discount)`)"),
             "{note}"

@@ -7,12 +7,13 @@
 
 use plumb_tools::names::contains_word;
 
+use super::PythonNote;
 use super::unbound::{assigns, quoted_name};
 
 /// The note for an edit whose tests failed as `report` shows, when they failed with `NameError`
 /// on a name, and `old_text` (the text the edit replaced) is inside a function of `file_text`
 /// (the file as it is again after the undo).
-pub(crate) fn not_defined(report: &str, file_text: &str, old_text: &str) -> Option<String> {
+pub(crate) fn not_defined(report: &str, file_text: &str, old_text: &str) -> Option<PythonNote> {
     let name = undefined_name(report)?;
     let old = old_text.trim();
     if old.is_empty() {
@@ -52,14 +53,12 @@ pub(crate) fn not_defined(report: &str, file_text: &str, old_text: &str) -> Opti
         .iter()
         .map(|owner| format!("{owner}.{name}"))
         .find(|spelled| contains_word(&body, spelled));
-    let listed: Vec<String> = names.iter().map(|n| format!("`{n}`")).collect();
-    let hint = attribute
-        .map(|spelled| format!(" The function already uses `{spelled}`."))
-        .unwrap_or_default();
-    Some(format!(
-        "NameError: `{name}` is not defined in `{function}`: above your line it has {}.{hint}",
-        listed.join(", ")
-    ))
+    Some(PythonNote::Undefined {
+        name,
+        function: function.to_string(),
+        names,
+        attribute,
+    })
 }
 
 /// The name in the first `NameError` of a test run's output: "name 'x' is not defined".
@@ -108,6 +107,7 @@ mod tests {
     fn the_note_names_the_function_its_names_and_the_attribute_it_uses() {
         let report = "E       NameError: name 'discount' is not defined\nFAILED tests/test_x.py::test_a - NameError: name 'discount' is not defined";
         let note = not_defined(report, FILE, "tax = compute_gst(gross, rate)").unwrap();
+        let note = super::super::words(&note).unwrap();
         assert_eq!(
             note,
             "NameError: `discount` is not defined in `line_totals`: above your line it has `item`, `gross`, `rate`. The function already uses `item.discount`."

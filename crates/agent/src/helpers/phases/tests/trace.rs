@@ -22,8 +22,8 @@ fn the_figure_trace_runs_once_and_names_its_line_in_the_fix_step() {
         ))
     );
     let found = pointer("a.py", "x = f(1)");
-    phases.point_at(Some(&found));
-    let sentence = found.sentence();
+    phases.point_at(Some(&found)).unwrap();
+    let sentence = found.sentence().unwrap();
     assert_eq!(phases.trace_with(), None, "the trace runs once");
     assert!(
         phases
@@ -53,7 +53,7 @@ fn the_figure_trace_runs_once_and_names_its_line_in_the_fix_step() {
     assert_eq!(phases.pointer(), None);
     // Nothing found: the general sentence.
     let mut phases = Phases::new(Runner::Pytest);
-    phases.point_at(None);
+    phases.point_at(None).unwrap();
     assert!(
         phases
             .reject_unconfirmed()
@@ -92,7 +92,9 @@ fn an_edit_back_to_undone_lines_is_refused_when_the_trace_names_another() {
     phases.remember_undone(&first);
     let again = edit("    if x > 1:", "    if x > 0:");
     assert_eq!(phases.refusal_said(&again), None, "no line named yet");
-    phases.point_at(Some(&pointer("a.py", "tax = f(gross)")));
+    phases
+        .point_at(Some(&pointer("a.py", "tax = f(gross)")))
+        .unwrap();
     let refused = phases.refusal_said(&again).expect("the undone lines again");
     assert!(
         refused.starts_with("plumb already undid an edit of these lines (`if x > 1:`)"),
@@ -152,7 +154,9 @@ fn a_failed_edit_of_the_traced_file_is_told_the_line_the_trace_names() {
         None,
         "no line named yet"
     );
-    phases.point_at(Some(&pointer("a.py", "tax = f(gross)")));
+    phases
+        .point_at(Some(&pointer("a.py", "tax = f(gross)")))
+        .unwrap();
     let told = phases
         .after_failed_edit_said(&missed)
         .expect("the line to copy");
