@@ -1,4 +1,5 @@
-//! The repo map of a run's first message, within a token budget.
+//! The repo map of a run's first message, within a token budget, and the slice of it
+//! `list_files` shows for a folder.
 //!
 //! A repository whose whole outline fits the budget is shown whole, as the outline
 //! ([`crate::repo_map`]): every file with its definitions, nothing for a ranking to leave out. A
@@ -6,6 +7,10 @@
 //! highest for the ticket, as many as the budget holds, and a line saying how many files are not
 //! shown. The tags behind the ranking are kept between runs in the cache file the caller names
 //! ([`crate::tag_cache_file`]), so only a repository's first run parses all of it.
+//!
+//! `list_files PATH` ([`folder_map`]) follows the same rule for one folder: its whole outline when
+//! it fits, else the part of the ranked map under it — ranked over the whole repository, since
+//! who uses a folder's names is mostly outside it.
 
 use std::path::Path;
 
@@ -121,6 +126,80 @@ pub fn run_map(
     })
 }
 
+/// What `list_files` shows of a folder, and where the tags are kept.
+#[derive(Debug, Clone, Copy)]
+pub struct FolderMapOptions<'a> {
+    /// Characters of outline at most (the whole outline is shown when it fits).
+    pub max_chars: usize,
+    /// Files an outline lists at most.
+    pub max_files: usize,
+    /// Tokens of ranked slice at most, by the counter given.
+    pub max_tokens: usize,
+    pub cache_file: Option<&'a Path>,
+}
+
+/// `list_files`: the outline of `sub` (a folder or file under the tree's root, or the root when
+/// `None`) when it fits whole, else the slice of the map ranked for `ticket` under it, ending
+/// with how many of its files are not shown.
+pub fn folder_map(
+    tree: &Tree,
+    sub: Option<&Path>,
+    ticket: &str,
+    options: &FolderMapOptions<'_>,
+    count_tokens: &dyn Fn(&str) -> usize,
+) -> Result<String, RepoMapError> {
+    let outline = repo_map::outline(
+        tree,
+        sub,
+        &RepoMapOptions {
+            max_chars: options.max_chars,
+            max_files: options.max_files,
+            tests_by_name: false,
+        },
+    )?;
+    if outline.files_left_out == 0 {
+        return Ok(outline.text);
+    }
+    let prefix = sub
+        .map(|sub| sub.strip_prefix(tree.root()).unwrap_or(sub))
+        .map(|rel| rel.to_string_lossy().replace('\\', "/"))
+        .filter(|rel| !rel.is_empty() && rel != ".");
+    let under = |path: &str| match &prefix {
+        Some(prefix) => {
+            path == prefix
+                || path
+                    .strip_prefix(prefix.as_str())
+                    .is_some_and(|rest| rest.starts_with('/'))
+        }
+        None => true,
+    };
+    let mut cache = options
+        .cache_file
+        .map(tag_cache_file::load)
+        .unwrap_or_default();
+    let index = tag_index::build(tree, &mut cache);
+    if let Some(path) = options.cache_file {
+        // A cache that cannot be kept costs the next call its parsing; the run's first message
+        // already warned about it.
+        let _ = tag_cache_file::keep(path, &cache);
+    }
+    let paths = index.files.iter().map(|file| file.path.as_str());
+    let mut ranking = rank(&index.files, &Focus::from_text(ticket, paths));
+    ranking.files.retain(|(path, _)| under(path));
+    ranking
+        .definitions
+        .retain(|definition| under(&definition.path));
+    let files_under = ranking.files.len();
+    let closing_room = count_tokens(&more_files_line(files_under));
+    let budget = options.max_tokens.saturating_sub(closing_room);
+    let map = ranked_map::render(&index, &ranking, budget, count_tokens);
+    let mut text = map.text;
+    if map.files_shown < files_under {
+        text.push_str(&more_files_line(files_under - map.files_shown));
+    }
+    Ok(text)
+}
+
 #[cfg(test)]
 mod tests {
     use std::fs;
@@ -227,5 +306,60 @@ mod tests {
         assert!(matches!(map.kind, RunMapKind::Ranked { .. }));
         let warning = map.warning.unwrap();
         assert!(warning.contains("could not be kept"), "{warning}");
+    }
+
+    fn folder_options(cache_file: Option<&Path>) -> FolderMapOptions<'_> {
+        FolderMapOptions {
+            max_chars: 2_000,
+            max_files: 400,
+            max_tokens: 150,
+            cache_file,
+        }
+    }
+
+    #[test]
+    fn list_files_shows_a_folder_whole_when_it_fits_and_its_ranked_slice_when_not() {
+        let dir = tempfile::tempdir().unwrap();
+        package(dir.path(), 200);
+        fs::create_dir_all(dir.path().join("docs")).unwrap();
+        fs::write(
+            dir.path().join("docs/guide.py"),
+            "def read_me():\n    pass\n",
+        )
+        .unwrap();
+        let tree = Tree::new(dir.path()).unwrap();
+        let ticket = "apply_gst in billing/tax.py charges GST on the full price";
+
+        let docs = folder_map(
+            &tree,
+            Some(Path::new("docs")),
+            ticket,
+            &folder_options(None),
+            &count,
+        )
+        .unwrap();
+        let outline =
+            repo_map::render_outline(&tree, Some(Path::new("docs")), &RepoMapOptions::default())
+                .unwrap();
+        assert_eq!(docs, outline);
+
+        let billing = folder_map(
+            &tree,
+            Some(Path::new("billing")),
+            ticket,
+            &folder_options(None),
+            &count,
+        )
+        .unwrap();
+        assert!(count(&billing) <= 150, "{billing}");
+        assert!(billing.contains("def apply_gst(amount):"), "{billing}");
+        assert!(
+            !billing.contains("docs/"),
+            "only the folder asked for: {billing}"
+        );
+        assert!(
+            billing.ends_with("more files not shown; use list_files PATH for a folder.\n"),
+            "{billing}"
+        );
     }
 }

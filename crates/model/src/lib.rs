@@ -13,6 +13,7 @@ pub mod price;
 mod script;
 mod spec;
 pub mod textcall;
+pub mod tokenizer;
 pub mod weights;
 
 use async_trait::async_trait;
@@ -142,6 +143,12 @@ pub trait ModelClient: Send + Sync {
     /// alone.
     fn context_window(&self) -> Option<u32> {
         catalog::lookup(&self.name()).map(|info| info.context_window)
+    }
+
+    /// The model's own token count, when plumb has its tokenizer (the embedded model's, read
+    /// from its file); `None`: the caller counts with its estimate.
+    fn token_counter(&self) -> Option<tokenizer::TokenCounter> {
+        None
     }
 }
 

@@ -53,6 +53,10 @@ pub struct ToolContext<'a> {
     pub cancel: &'a CancellationToken,
     /// The small-model helpers in effect for this run.
     pub helpers: plumb_config::HelpersInEffect,
+    /// The ticket, which `list_files` ranks a large folder's files for.
+    pub ticket: &'a str,
+    /// The repository's tag cache file (outside the workspace), when plumb keeps one.
+    pub tag_cache: Option<&'a std::path::Path>,
 }
 
 /// What a tool did.

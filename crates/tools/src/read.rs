@@ -269,15 +269,24 @@ impl Tool for ListFiles {
         let a: ListArgs = args::parse(self.name(), "path?", value)?;
         let root = ctx.workspace.root();
         let sub = resolve_scope(ctx, a.path.as_deref())?;
-        let options = plumb_context::repo_map::RepoMapOptions {
-            max_chars: ctx.config.limits.repo_map_chars * 2,
-            max_files: 400,
-            tests_by_name: false,
-        };
         let tree = ctx.workspace.tree();
         let scope = sub.clone();
+        let ticket = ctx.ticket.to_string();
+        let cache_file = ctx.tag_cache.map(Path::to_path_buf);
+        let max_chars = ctx.config.limits.repo_map_chars * 2;
+        let max_tokens = ctx.config.limits.repo_map_tokens * 2;
         let text = off_runtime(move || {
-            plumb_context::repo_map::render_outline(&tree, scope.as_deref(), &options)
+            let options = plumb_context::run_map::FolderMapOptions {
+                max_chars,
+                max_files: 400,
+                max_tokens,
+                cache_file: cache_file.as_deref(),
+            };
+            // The tool has no model to count with: the estimate, which errs high.
+            let count = |text: &str| {
+                usize::try_from(plumb_context::size::estimated_tokens(text)).unwrap_or(usize::MAX)
+            };
+            plumb_context::run_map::folder_map(&tree, scope.as_deref(), &ticket, &options, &count)
         })
         .await?
         .map_err(|err| ToolError::respond(err.to_string()))?;

@@ -173,6 +173,8 @@ impl Run {
             test_command: Some(self.tester.command()),
             cancel: &self.asked.cancel,
             helpers: self.helpers,
+            ticket: &self.asked.ticket,
+            tag_cache: self.asked.tag_cache.as_deref(),
         };
         let limit = self
             .registry

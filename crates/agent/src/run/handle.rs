@@ -26,6 +26,7 @@ use crate::tester::Tester;
 pub(super) struct Parts<'a> {
     pub round: u32,
     pub ticket: &'a str,
+    pub tag_cache: Option<&'a std::path::Path>,
     pub config: &'a Config,
     pub cancel: &'a CancellationToken,
     pub workspace: &'a Workspace,
@@ -43,6 +44,7 @@ macro_rules! parts_of {
         $crate::run::handle::Parts {
             round: $run.round,
             ticket: &$run.asked.ticket,
+            tag_cache: $run.asked.tag_cache.as_deref(),
             config: &$run.asked.config,
             cancel: &$run.asked.cancel,
             workspace: &$run.workspace,
@@ -295,6 +297,8 @@ impl ChoiceHandle for ChoiceContext<'_, '_> {
             test_command: Some(self.parts.tester.command()),
             cancel: self.parts.cancel,
             helpers: self.helpers,
+            ticket: self.parts.ticket,
+            tag_cache: self.parts.tag_cache,
         };
         let result = self.registry.call(&context, &call.name, &arguments).await;
         self.parts.timings.tools_ms += elapsed_ms(started);

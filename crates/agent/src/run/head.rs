@@ -119,21 +119,22 @@ impl Run {
     }
 
     /// The repo map within `limits.repo_map_tokens`: the whole outline of a small repository, the
-    /// map ranked for the ticket of a larger one. Its tags are kept in plumb's cache folder under
-    /// the name of the user's folder (the workspace is a new copy each run), where `plumb map`
-    /// keeps them too.
+    /// map ranked for the ticket of a larger one, its tags kept in the run's tag cache file.
     fn repo_map(&self, tree: &Tree, warnings: &mut Vec<String>) -> String {
-        let repo =
-            std::fs::canonicalize(&self.asked.repo).unwrap_or_else(|_| self.asked.repo.clone());
-        let cache_file = plumb_model::catalog::cache_home_from(|key| std::env::var_os(key))
-            .map(|home| tag_cache_file::cache_path(&home, &repo));
         let options = RunMapOptions {
             max_tokens: self.asked.config.limits.repo_map_tokens,
             // With the code up front the model is shown the test file it is to extend.
             tests_by_name: self.helpers.code_up_front,
-            cache_file: cache_file.as_deref(),
+            cache_file: self.asked.tag_cache.as_deref(),
         };
-        let count = |text: &str| usize::try_from(estimated_tokens(text)).unwrap_or(usize::MAX);
+        // The model's own count where plumb has its tokenizer (the embedded model's), else the
+        // estimate, which errs high.
+        let estimate = |text: &str| usize::try_from(estimated_tokens(text)).unwrap_or(usize::MAX);
+        let model_count = self.model.token_counter();
+        let count = |text: &str| match &model_count {
+            Some(count) => count(text),
+            None => estimate(text),
+        };
         match run_map(tree, &self.asked.ticket, &options, &count) {
             Ok(map) => {
                 warnings.extend(map.warning);
@@ -142,6 +143,13 @@ impl Run {
             Err(err) => format!("(no repository map: {err})"),
         }
     }
+}
+
+/// The tag cache file of the user's folder `repo` in plumb's cache folder (`None` without a home).
+pub(super) fn tag_cache_file(repo: &std::path::Path) -> Option<std::path::PathBuf> {
+    let repo = std::fs::canonicalize(repo).unwrap_or_else(|_| repo.to_path_buf());
+    plumb_model::catalog::cache_home_from(|key| std::env::var_os(key))
+        .map(|home| tag_cache_file::cache_path(&home, &repo))
 }
 
 /// A prompt template that failed: plumb's own bug, so an infrastructure error that says so.

@@ -69,6 +69,9 @@ struct Asked {
     fail_to_pass: Vec<String>,
     settings: Provenance,
     setup_cache: Option<SetupCache>,
+    /// The repository's tag cache file in plumb's cache folder, named by the user's folder (the
+    /// workspace is a new copy each run), where `plumb map` keeps it too.
+    tag_cache: Option<PathBuf>,
 }
 
 /// One run of the loop. Built by [`Run::prepare`], given its helpers, run by [`Run::execute`].

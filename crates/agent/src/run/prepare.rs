@@ -133,6 +133,7 @@ impl Run {
         let mut run = Run {
             asked: Asked {
                 repo_label: spec.repo_label,
+                tag_cache: super::head::tag_cache_file(&spec.repo),
                 repo: spec.repo,
                 ticket: spec.ticket,
                 config: spec.config,

@@ -467,3 +467,45 @@ fn several_replies_come_from_one_request_and_the_first_stays_cached() {
     });
     assert_eq!(actual, expected, "{many}");
 }
+
+/// plumb counts the embedded model's tokens itself, from the vocabulary in the model file's
+/// header (`plumb_model::tokenizer`), to fit the repo map to its budget without the runner. The
+/// count must be llama.cpp's: each text is sent as a prompt (evaluated, nothing generated) and
+/// the runner's `prompt_tokens` compared. Each text starts with a character no earlier one
+/// starts with, so none reuses another's cached tokens.
+#[test]
+fn the_vocabulary_read_from_the_model_file_counts_as_llama_cpp_does() {
+    let count = plumb_model::tokenizer::counter(
+        plumb_model::tokenizer::gguf_tokenizer(&model_path()).expect("the test model's tokenizer"),
+    );
+    let texts = [
+        "The invoice charges GST on the full price before the discount; it should be Rs 162, not Rs 180.",
+        "def line_totals(item: LineItem) -> LineTotals:\n    \"\"\"Totals of one line.\"\"\"\n    gross = item.price * item.quantity\n    tax = compute_gst(gross, rate)\n\n\n    return LineTotals(gross, tax)\n",
+        "pub fn add(a: i32, b: i32) -> i32 {\n\ta + b // wrapping? no.\n}\n\n#[cfg(test)]\nmod tests {}\n",
+        "{\"thought\": \"read it\", \"tool\": \"read_file\", \"arguments\": {\"path\": \"src/lib.rs\", \"start_line\": 120}}",
+        "12345 + 3.14159 = 12348.14159; 1,000,000 items at 0.5% each, 2026-12-07T17:02:03Z",
+        "naïve café — 漢字と かな, Ωmega, emoji 🙂👍🏽 and tabs\t\tend",
+        "    \n\n   \t\n  indented after blank lines\r\nwith CRLF\r\n",
+        "billing/\n  invoice_totals.py: class InvoiceCalculator (12) { def total (15) }, def compute_totals (40)\n  tax.py: def apply_gst (3)\nREADME.md\n… 12 more files not shown; use list_files PATH for a folder.\n",
+        "E       AssertionError: assert Decimal('900.00') == Decimal('820.00')\nFAILED tests/test_invoice_totals.py::test_new - AssertionError",
+        "Üñíçødé at the start, then ASCII: don't, can't, we're, I'll, they've, she'd.",
+    ];
+    let mut server = Server::with_test_model(&[]);
+    let _ready = server.next();
+    let mut compared = Vec::new();
+    for (id, text) in texts.iter().enumerate() {
+        let reply = server.ask(&json!({"id": id + 1, "prompt": text, "max_tokens": 0}));
+        let llama = reply["prompt_tokens"]
+            .as_u64()
+            .unwrap_or_else(|| panic!("no prompt_tokens in {reply}"));
+        compared.push((text.to_string(), llama as usize, count(text)));
+    }
+    let differ: Vec<_> = compared
+        .iter()
+        .filter(|(_, llama, plumb)| llama != plumb)
+        .collect();
+    assert!(
+        differ.is_empty(),
+        "llama.cpp's counts, then plumb's: {differ:#?}"
+    );
+}

@@ -113,6 +113,9 @@ pub struct LocalClient {
     name: String,
     settings: LocalSettings,
     state: Arc<Mutex<State>>,
+    /// The model's tokenizer, read from its file on first use (`None` inside: it has none plumb
+    /// can read).
+    tokens: std::sync::OnceLock<Option<crate::tokenizer::TokenCounter>>,
 }
 
 impl LocalClient {
@@ -127,6 +130,7 @@ impl LocalClient {
                 requests: 0,
                 queued: None,
             })),
+            tokens: std::sync::OnceLock::new(),
         };
         if let Ok(handle) = tokio::runtime::Handle::try_current() {
             let state = Arc::clone(&client.state);
@@ -222,6 +226,18 @@ impl ModelClient for LocalClient {
 
     fn context_window(&self) -> Option<u32> {
         Some(self.settings.tuning.context)
+    }
+
+    fn token_counter(&self) -> Option<crate::tokenizer::TokenCounter> {
+        self.tokens
+            .get_or_init(|| {
+                // A file plumb cannot read a vocabulary from is counted by estimate: the
+                // runner, not this count, says whether the model loads.
+                crate::tokenizer::gguf_tokenizer(&self.settings.model_path)
+                    .ok()
+                    .map(crate::tokenizer::counter)
+            })
+            .clone()
     }
 
     fn can_sample(&self) -> bool {
