@@ -24,8 +24,9 @@ use crate::tag_index;
 
 /// The most files an outline lists before it is called too large to show whole.
 const MAX_OUTLINE_FILES: usize = 2_000;
-/// Characters of outline rendered per token of budget: more than any tokenizer packs in a token
-/// of code, so an outline cut by characters would also have been over the budget in tokens.
+/// Characters of outline rendered per token of budget: twice what the embedded model's tokenizer
+/// packs in a token of code and English (3.3–4.0 bytes), so an outline cut by characters would
+/// also have been over the budget in tokens.
 const OUTLINE_CHARS_PER_TOKEN: usize = 8;
 
 /// What the map is made of and where its tags are kept.
