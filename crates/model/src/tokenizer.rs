@@ -94,6 +94,14 @@ pub fn gguf_tokenizer(path: &Path) -> Result<CoreBPE, TokenizerError> {
         // The first id wins: tiktoken's decoder needs each byte string once.
         encoder.entry(bytes).or_insert(rank);
     }
+    // tiktoken panics on a byte it has no token for: every byte must be one, as in every
+    // byte-level vocabulary.
+    if let Some(byte) = (0..=u8::MAX).find(|byte| !encoder.contains_key([*byte].as_slice())) {
+        return Err(TokenizerError::Format {
+            path: shown,
+            why: format!("no token is the byte {byte:#04x} alone"),
+        });
+    }
     CoreBPE::new(encoder, FxHashMap::default(), QWEN2_PATTERN).map_err(|why| {
         TokenizerError::Format {
             path: shown,
@@ -297,6 +305,11 @@ mod tests {
 
     /// A GGUF header with a small byte-level vocabulary: every byte, then merges of "ab", "abc".
     fn header(pre: &str) -> Vec<u8> {
+        header_with(pre, NORMAL_TOKEN)
+    }
+
+    /// [`header`], the byte `z` typed `z_type`.
+    fn header_with(pre: &str, z_type: i32) -> Vec<u8> {
         let byte_chars: HashMap<u8, char> =
             unicode_to_byte().into_iter().map(|(c, b)| (b, c)).collect();
         let mut tokens: Vec<String> = (0..=u8::MAX).map(|b| byte_chars[&b].to_string()).collect();
@@ -305,6 +318,7 @@ mod tests {
         tokens.push("<|im_start|>".into());
         let mut types = vec![NORMAL_TOKEN; tokens.len()];
         *types.last_mut().unwrap() = 3;
+        types[usize::from(b'z')] = z_type;
 
         let mut out = b"GGUF".to_vec();
         out.extend_from_slice(&3u32.to_le_bytes());
@@ -361,6 +375,12 @@ mod tests {
             gguf_tokenizer(llama.path()),
             Err(TokenizerError::Unsupported { .. })
         ));
+        // A vocabulary without a token for some byte would make the counter panic on it.
+        let no_z = file(&header_with("qwen2", 6));
+        let Err(error) = gguf_tokenizer(no_z.path()) else {
+            panic!("a vocabulary without the byte z gave a tokenizer");
+        };
+        assert!(error.to_string().contains("0x7a"), "{error}");
         let text = file(b"not a model");
         assert!(matches!(
             gguf_tokenizer(text.path()),
