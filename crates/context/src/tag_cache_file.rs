@@ -5,13 +5,21 @@
 //! Never inside the repository: a repository must not be able to hand plumb tags its files do not
 //! have. A file that cannot be read is an empty cache; one that cannot be written costs the next
 //! build its parsing, nothing else. Writes go to a file beside the cache and are renamed over it,
-//! so a reader (another run on the same repository) never sees half a cache.
+//! so a reader (another run on the same repository) never sees half a cache. Each write also
+//! removes the folder's caches not written for [`STALE_AFTER`]: one is kept per repository path,
+//! and an eval over many checkouts would otherwise leave one per checkout for good.
 
 use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
 
 use crate::tag_index::{TagCache, cache_file_name};
+
+/// A cache not written for this long is removed by the next write of another: a repository in
+/// use is written whenever one of its files changes, and one that was not only costs a cold
+/// build.
+pub const STALE_AFTER: Duration = Duration::from_secs(30 * 24 * 60 * 60);
 
 /// Where the tags of the tree at `root` (a canonical path) are kept under `cache_home`.
 pub fn cache_path(cache_home: &Path, root: &Path) -> PathBuf {
@@ -32,7 +40,36 @@ pub fn keep(path: &Path, cache: &TagCache) -> io::Result<()> {
     if !cache.changed() {
         return Ok(());
     }
-    write_atomically(path, &cache.to_bytes())
+    write_atomically(path, &cache.to_bytes())?;
+    if let Some(dir) = path.parent() {
+        remove_stale(dir, SystemTime::now());
+    }
+    Ok(())
+}
+
+/// Removes the caches in `dir` last written more than [`STALE_AFTER`] before `now`: only files
+/// named as [`cache_path`] names them (a SHA-256 in hex, `.tags`), whatever else is there.
+/// Best effort: a cache that cannot be removed stays.
+fn remove_stale(dir: &Path, now: SystemTime) {
+    let Ok(entries) = fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let is_cache = name.to_str().is_some_and(|name| {
+            name.strip_suffix(".tags")
+                .is_some_and(|hash| hash.len() == 64 && hash.bytes().all(|b| b.is_ascii_hexdigit()))
+        });
+        let stale = entry
+            .metadata()
+            .and_then(|meta| meta.modified())
+            .ok()
+            .and_then(|written| now.duration_since(written).ok())
+            .is_some_and(|age| age > STALE_AFTER);
+        if is_cache && stale && entry.file_type().is_ok_and(|kind| kind.is_file()) {
+            let _ = fs::remove_file(entry.path());
+        }
+    }
 }
 
 /// Writes `bytes` to a file beside `path`, then renames it over `path`.
@@ -96,5 +133,47 @@ mod tests {
         .unwrap();
         let index = tag_index::build(&Tree::new(repo.path()).unwrap(), &mut load(&path));
         assert_eq!(index.stats.parsed, 1);
+    }
+
+    #[test]
+    fn a_write_removes_the_caches_not_written_for_a_month_and_nothing_else() {
+        let home = tempfile::tempdir().unwrap();
+        let old = cache_path(home.path(), Path::new("/gone/checkout"));
+        let recent = cache_path(home.path(), Path::new("/in/use"));
+        let dir = old.parent().unwrap().to_path_buf();
+        fs::create_dir_all(&dir).unwrap();
+        let other = dir.join("notes.txt");
+        for path in [&old, &recent, &other] {
+            fs::write(path, b"x").unwrap();
+        }
+        let long_ago = SystemTime::now() - STALE_AFTER - Duration::from_secs(3600);
+        for path in [&old, &other] {
+            fs::File::options()
+                .write(true)
+                .open(path)
+                .unwrap()
+                .set_modified(long_ago)
+                .unwrap();
+        }
+
+        let repo = tempfile::tempdir().unwrap();
+        fs::write(
+            repo.path().join("tax.py"),
+            "def apply_gst(amount):\n    return amount\n",
+        )
+        .unwrap();
+        let tree = Tree::new(repo.path()).unwrap();
+        let path = cache_path(home.path(), tree.root());
+        let mut cache = load(&path);
+        tag_index::build(&tree, &mut cache);
+        keep(&path, &cache).unwrap();
+
+        assert!(path.exists());
+        assert!(!old.exists(), "a month-old cache is removed");
+        assert!(recent.exists(), "a recent one stays");
+        assert!(
+            other.exists(),
+            "a file that is not a cache stays, however old"
+        );
     }
 }
