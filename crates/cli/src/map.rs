@@ -11,7 +11,7 @@ use std::time::Instant;
 
 use plumb_context::rank::{Focus, rank};
 use plumb_context::ranked_map;
-use plumb_context::size::{ESTIMATE, estimated_tokens};
+use plumb_context::size::{ESTIMATE, estimated_count};
 use plumb_context::{tag_cache_file, tag_index};
 use plumb_model::catalog;
 use plumb_workspace::Tree;
@@ -56,8 +56,7 @@ pub(crate) fn run(args: MapArgs) -> Result<i32, Failure> {
     let paths: Vec<&str> = index.files.iter().map(|f| f.path.as_str()).collect();
     let focus = Focus::from_text(&ticket, paths);
     let ranking = rank(&index.files, &focus);
-    let count = |text: &str| usize::try_from(estimated_tokens(text)).unwrap_or(usize::MAX);
-    let map = ranked_map::render(&index, &ranking, args.tokens, &count);
+    let map = ranked_map::render(&index, &ranking, args.tokens, &estimated_count);
     let total = started.elapsed();
 
     if args.json {

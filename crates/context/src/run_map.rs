@@ -92,12 +92,50 @@ pub fn run_map(
         }
     }
 
-    let mut cache = options
-        .cache_file
-        .map(tag_cache_file::load)
-        .unwrap_or_default();
+    let map = ranked(
+        tree,
+        ticket,
+        options.cache_file,
+        &|_| true,
+        options.max_tokens,
+        count_tokens,
+    );
+    Ok(RunMap {
+        tokens: count_tokens(&map.text),
+        text: map.text,
+        kind: RunMapKind::Ranked {
+            files_shown: map.files_shown,
+            files_total: map.files_total,
+            definitions_shown: map.definitions_shown,
+        },
+        warning: map.warning,
+    })
+}
+
+/// A ranked map, its closing line included, and the tag cache's warning.
+struct Ranked {
+    text: String,
+    files_shown: usize,
+    /// The files `keep` accepted.
+    files_total: usize,
+    definitions_shown: usize,
+    warning: Option<String>,
+}
+
+/// The map ranked for `ticket` over the whole tree, of the files `keep` accepts, within
+/// `max_tokens` with the line saying how many of them are not shown. The tags come from, and go
+/// back to, `cache_file`.
+fn ranked(
+    tree: &Tree,
+    ticket: &str,
+    cache_file: Option<&Path>,
+    keep: &dyn Fn(&str) -> bool,
+    max_tokens: usize,
+    count_tokens: &dyn Fn(&str) -> usize,
+) -> Ranked {
+    let mut cache = cache_file.map(tag_cache_file::load).unwrap_or_default();
     let index = tag_index::build(tree, &mut cache);
-    let warning = options.cache_file.and_then(|path| {
+    let warning = cache_file.and_then(|path| {
         tag_cache_file::keep(path, &cache).err().map(|why| {
             format!(
                 "the repository's tags could not be kept at {} ({why}); the next run parses every file again",
@@ -106,25 +144,27 @@ pub fn run_map(
         })
     });
     let paths = index.files.iter().map(|file| file.path.as_str());
-    let ranking = rank(&index.files, &Focus::from_text(ticket, paths));
+    let mut ranking = rank(&index.files, &Focus::from_text(ticket, paths));
+    ranking.files.retain(|(path, _)| keep(path));
+    ranking
+        .definitions
+        .retain(|definition| keep(&definition.path));
+    let files_total = ranking.files.len();
     // Room for the closing line at its longest, so the map with it stays within the budget.
-    let closing_room = count_tokens(&more_files_line(index.files.len()));
-    let budget = options.max_tokens.saturating_sub(closing_room);
+    let closing_room = count_tokens(&more_files_line(files_total));
+    let budget = max_tokens.saturating_sub(closing_room);
     let map = ranked_map::render(&index, &ranking, budget, count_tokens);
     let mut text = map.text;
-    if map.files_shown < map.files_total {
-        text.push_str(&more_files_line(map.files_total - map.files_shown));
+    if map.files_shown < files_total {
+        text.push_str(&more_files_line(files_total - map.files_shown));
     }
-    Ok(RunMap {
-        tokens: count_tokens(&text),
+    Ranked {
         text,
-        kind: RunMapKind::Ranked {
-            files_shown: map.files_shown,
-            files_total: map.files_total,
-            definitions_shown: map.definitions_shown,
-        },
+        files_shown: map.files_shown,
+        files_total,
+        definitions_shown: map.definitions_shown,
         warning,
-    })
+    }
 }
 
 /// What `list_files` shows of a folder, and where the tags are kept.
@@ -174,31 +214,17 @@ pub fn folder_map(
         }
         None => true,
     };
-    let mut cache = options
-        .cache_file
-        .map(tag_cache_file::load)
-        .unwrap_or_default();
-    let index = tag_index::build(tree, &mut cache);
-    if let Some(path) = options.cache_file {
-        // A cache that cannot be kept costs the next call its parsing; the run's first message
-        // already warned about it.
-        let _ = tag_cache_file::keep(path, &cache);
-    }
-    let paths = index.files.iter().map(|file| file.path.as_str());
-    let mut ranking = rank(&index.files, &Focus::from_text(ticket, paths));
-    ranking.files.retain(|(path, _)| under(path));
-    ranking
-        .definitions
-        .retain(|definition| under(&definition.path));
-    let files_under = ranking.files.len();
-    let closing_room = count_tokens(&more_files_line(files_under));
-    let budget = options.max_tokens.saturating_sub(closing_room);
-    let map = ranked_map::render(&index, &ranking, budget, count_tokens);
-    let mut text = map.text;
-    if map.files_shown < files_under {
-        text.push_str(&more_files_line(files_under - map.files_shown));
-    }
-    Ok(text)
+    // A cache that cannot be kept costs the next call its parsing; the run's first message
+    // already warned about it.
+    let map = ranked(
+        tree,
+        ticket,
+        options.cache_file,
+        &under,
+        options.max_tokens,
+        count_tokens,
+    );
+    Ok(map.text)
 }
 
 #[cfg(test)]
@@ -207,9 +233,7 @@ mod tests {
 
     use super::*;
 
-    fn count(text: &str) -> usize {
-        text.len().div_ceil(3)
-    }
+    use crate::size::estimated_count as count;
 
     /// A package of `modules` files, each defining a function that calls `shared` of
     /// `util.py`; `tax.py` defines `apply_gst`, which `invoice.py` calls.

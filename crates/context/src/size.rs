@@ -17,6 +17,11 @@ pub fn estimated_tokens(text: &str) -> u64 {
     text.len().div_ceil(3) as u64
 }
 
+/// [`estimated_tokens`] as a count, for a budget counted in `usize`.
+pub fn estimated_count(text: &str) -> usize {
+    usize::try_from(estimated_tokens(text)).unwrap_or(usize::MAX)
+}
+
 /// Tokens of one message by the estimate: its text and its calls.
 pub fn message_tokens(message: &Message) -> u64 {
     estimated_tokens(&message.content)

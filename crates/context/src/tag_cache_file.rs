@@ -93,15 +93,21 @@ mod tests {
     use super::*;
     use crate::tag_index;
 
-    #[test]
-    fn a_kept_cache_spares_the_next_build_its_parsing() {
-        let home = tempfile::tempdir().unwrap();
+    /// A repository of one Python module.
+    fn one_module() -> tempfile::TempDir {
         let repo = tempfile::tempdir().unwrap();
         fs::write(
             repo.path().join("tax.py"),
             "def apply_gst(amount):\n    return amount\n",
         )
         .unwrap();
+        repo
+    }
+
+    #[test]
+    fn a_kept_cache_spares_the_next_build_its_parsing() {
+        let home = tempfile::tempdir().unwrap();
+        let repo = one_module();
         let tree = Tree::new(repo.path()).unwrap();
         let path = cache_path(home.path(), tree.root());
         assert!(path.starts_with(home.path().join("tags")));
@@ -125,12 +131,7 @@ mod tests {
         assert!(!path.exists(), "an unchanged cache is not written");
         fs::create_dir_all(path.parent().unwrap()).unwrap();
         fs::write(&path, b"not a cache").unwrap();
-        let repo = tempfile::tempdir().unwrap();
-        fs::write(
-            repo.path().join("tax.py"),
-            "def apply_gst(amount):\n    return amount\n",
-        )
-        .unwrap();
+        let repo = one_module();
         let index = tag_index::build(&Tree::new(repo.path()).unwrap(), &mut load(&path));
         assert_eq!(index.stats.parsed, 1);
     }
@@ -156,12 +157,7 @@ mod tests {
                 .unwrap();
         }
 
-        let repo = tempfile::tempdir().unwrap();
-        fs::write(
-            repo.path().join("tax.py"),
-            "def apply_gst(amount):\n    return amount\n",
-        )
-        .unwrap();
+        let repo = one_module();
         let tree = Tree::new(repo.path()).unwrap();
         let path = cache_path(home.path(), tree.root());
         let mut cache = load(&path);

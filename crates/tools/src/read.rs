@@ -283,10 +283,13 @@ impl Tool for ListFiles {
                 cache_file: cache_file.as_deref(),
             };
             // The tool has no model to count with: the estimate, which errs high.
-            let count = |text: &str| {
-                usize::try_from(plumb_context::size::estimated_tokens(text)).unwrap_or(usize::MAX)
-            };
-            plumb_context::run_map::folder_map(&tree, scope.as_deref(), &ticket, &options, &count)
+            plumb_context::run_map::folder_map(
+                &tree,
+                scope.as_deref(),
+                &ticket,
+                &options,
+                &plumb_context::size::estimated_count,
+            )
         })
         .await?
         .map_err(|err| ToolError::respond(err.to_string()))?;

@@ -10,7 +10,7 @@
 use plumb_context::notes::{folders_named, project_notes};
 use plumb_context::prompt::{self, FirstMessage};
 use plumb_context::run_map::{RunMapOptions, run_map};
-use plumb_context::size::estimated_tokens;
+use plumb_context::size::estimated_count;
 use plumb_context::tag_cache_file;
 use plumb_protocol::Message;
 use plumb_workspace::Tree;
@@ -129,11 +129,10 @@ impl Run {
         };
         // The model's own count where plumb has its tokenizer (the embedded model's), else the
         // estimate, which errs high.
-        let estimate = |text: &str| usize::try_from(estimated_tokens(text)).unwrap_or(usize::MAX);
         let model_count = self.model.token_counter();
         let count = |text: &str| match &model_count {
             Some(count) => count(text),
-            None => estimate(text),
+            None => estimated_count(text),
         };
         match run_map(tree, &self.asked.ticket, &options, &count) {
             Ok(map) => {
