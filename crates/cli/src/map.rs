@@ -48,7 +48,7 @@ pub(crate) fn run(args: MapArgs) -> Result<i32, Failure> {
         && let Err(why) = tag_cache_file::keep(path, &cache)
     {
         say!(
-            "plumb map: the tag cache could not be kept at {} ({why}); the next call parses every file again",
+            "plumb map: the tag cache could not be kept at {} ({why}); the next call parses every file again: make that folder writable, or set XDG_CACHE_HOME to a folder that is",
             path.display()
         );
     }

@@ -138,7 +138,7 @@ fn ranked(
     let warning = cache_file.and_then(|path| {
         tag_cache_file::keep(path, &cache).err().map(|why| {
             format!(
-                "the repository's tags could not be kept at {} ({why}); the next run parses every file again",
+                "the repository's tags could not be kept at {} ({why}); the next run parses every file again: make that folder writable, or set XDG_CACHE_HOME to a folder that is",
                 path.display()
             )
         })
@@ -331,6 +331,7 @@ mod tests {
         assert!(matches!(map.kind, RunMapKind::Ranked { .. }));
         let warning = map.warning.unwrap();
         assert!(warning.contains("could not be kept"), "{warning}");
+        assert!(warning.contains("set XDG_CACHE_HOME"), "{warning}");
     }
 
     fn folder_options(cache_file: Option<&Path>) -> FolderMapOptions<'_> {
