@@ -27,6 +27,7 @@ mod c_family;
 pub mod callables;
 pub mod compaction;
 mod history;
+pub mod leading;
 pub mod notes;
 pub mod outline;
 mod parser;

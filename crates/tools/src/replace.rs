@@ -15,6 +15,7 @@ use std::path::Path;
 
 use async_trait::async_trait;
 use plumb_context::callables::{Callable, callables};
+use plumb_context::leading::leading_start;
 use plumb_context::syntax::Language;
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -125,6 +126,7 @@ impl Tool for ReplaceFunction {
             a.code = code;
             notes.push(note);
         }
+        let span = with_leading_block(language, &before, span, &a.code);
         let (after, offset, code) = replaced(&before, span, &a.code);
         // Sent again after it was made, the same definition read "Edited" and the model took it
         // for progress: on HumanEvalFix Rust/67 the 1.5B model sent its right fix six rounds
@@ -299,6 +301,27 @@ fn signature_example(language: Language, name: &str) -> String {
     }
 }
 
+/// The bytes of `before` that `code` replaces: the definition at `span`, and when `code` brings
+/// its own doc comment, attributes or decorators, the file's above it too, so they are not written
+/// twice (a small model copies the comment it was shown). Code without them keeps the file's.
+fn with_leading_block(
+    language: Language,
+    before: &str,
+    span: Range<usize>,
+    code: &str,
+) -> Range<usize> {
+    let code = dedented(code);
+    let brings_its_own = callables(language, &code).first().is_some_and(|callable| {
+        let start = leading_start(language, &code, callable.span.clone());
+        start < callable.span.start && code.get(..start).is_some_and(|head| head.trim().is_empty())
+    });
+    if brings_its_own {
+        leading_start(language, before, span.clone())..span.end
+    } else {
+        span
+    }
+}
+
 /// The file with `span` replaced by `code` at the definition's indentation; the byte offset the
 /// change starts at, and the code as written into the file.
 fn replaced(before: &str, span: Range<usize>, code: &str) -> (String, usize, String) {
@@ -414,7 +437,94 @@ mod tests {
     fn replace_in(language: Language, source: &str, name: &str, code: &str) -> String {
         let span = find(language, source, "f", name).unwrap_or_else(|e| panic!("{e}"));
         check_code(language, code, name.rsplit(['.', ':']).next().unwrap()).unwrap();
-        replaced(source, span, code).0
+        replaced(
+            source,
+            with_leading_block(language, source, span, code),
+            code,
+        )
+        .0
+    }
+
+    #[test]
+    fn code_with_its_doc_comment_replaces_the_files_instead_of_adding_a_second() {
+        let rust = "use std::fmt;
+
+/*
+ Adds.
+    two numbers
+*/
+fn add(a: i32) -> i32 {
+    a - 1
+}
+";
+        let fixed = "/*
+ Adds.
+    two numbers
+*/
+fn add(a: i32) -> i32 {
+    a + 1
+}";
+        assert_eq!(
+            replace_in(Language::Rust, rust, "add", fixed),
+            rust.replace("a - 1", "a + 1")
+        );
+        let reworded = "/// Adds one.
+fn add(a: i32) -> i32 {
+    a + 1
+}";
+        assert_eq!(
+            replace_in(Language::Rust, rust, "add", reworded),
+            "use std::fmt;\n\n/// Adds one.\nfn add(a: i32) -> i32 {\n    a + 1\n}\n"
+        );
+        let js = "/* Sums.
+   >>> sum([1]) */
+const sum = (xs) => {
+  return 0;
+}
+";
+        let fixed = "/* Sums.
+   >>> sum([1]) */
+const sum = (xs) => {
+  return 1;
+}";
+        assert_eq!(
+            replace_in(Language::JavaScript, js, "sum", fixed),
+            js.replace("return 0", "return 1")
+        );
+        let python = "class A:
+    @property
+    def total(self):
+        return 1
+";
+        let fixed = "@property
+def total(self):
+    return 2
+";
+        assert_eq!(
+            replace_in(Language::Python, python, "A.total", fixed),
+            python.replace("return 1", "return 2")
+        );
+    }
+
+    #[test]
+    fn code_without_a_doc_comment_keeps_the_files() {
+        let rust = "/// Adds.
+#[inline]
+fn add(a: i32) -> i32 {
+    a - 1
+}
+";
+        assert_eq!(
+            replace_in(
+                Language::Rust,
+                rust,
+                "add",
+                "fn add(a: i32) -> i32 {
+    a + 1
+}"
+            ),
+            rust.replace("a - 1", "a + 1")
+        );
     }
 
     #[test]
