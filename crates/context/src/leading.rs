@@ -95,7 +95,7 @@ fn leads(lang: Language, node: Node<'_>) -> bool {
 /// Whether only indentation comes before byte `at` on its line.
 fn starts_its_line(source: &str, at: usize) -> bool {
     let head = source.get(..at).unwrap_or_default();
-    let line = head.rfind('\n').map_or(head, |nl| &head[nl + 1..]);
+    let line = head.rsplit('\n').next().unwrap_or(head);
     line.trim().is_empty()
 }
 
@@ -121,7 +121,10 @@ mod tests {
             .find(|c| c.name == name)
             .map(|c| c.span.clone())
             .unwrap_or_else(|| panic!("{name} not found in {source}"));
-        source[leading_start(lang, source, span.clone())..span.end].to_string()
+        source
+            .get(leading_start(lang, source, span.clone())..span.end)
+            .unwrap_or_else(|| panic!("the block of {name} is not on character boundaries"))
+            .to_string()
     }
 
     #[test]
