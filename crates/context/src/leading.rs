@@ -6,7 +6,8 @@
 //! shown: HumanEvalFix's Rust and JavaScript tasks have a `/* … */` above each function), putting
 //! that code in the callable's place keeps the file's own comment above the new one, and the
 //! comment is written twice; a Python method sent with its decorator gets the decorator twice.
-//! [`leading_start`] is where that block starts, so the caller can replace it with the code's.
+//! [`leading`] finds where that block starts, so the caller can replace it with the code's, and
+//! its attributes, so the caller can tell whether the code's block would lose one.
 //!
 //! The block is the run of comment and attribute nodes before the definition, each on a line of
 //! its own, with no blank line between them and the definition: a comment that ends the line of
@@ -19,33 +20,56 @@ use tree_sitter::Node;
 use crate::parser;
 use crate::syntax::Language;
 
-/// The byte offset where the comments, attributes and decorators directly above the definition at
-/// `span` start; `span.start` when there are none, when the definition is part of a larger
-/// statement (`export function …`), or when `span` is not one node of `source`.
-pub fn leading_start(lang: Language, source: &str, span: Range<usize>) -> usize {
+/// What is written directly above a definition.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Leading {
+    /// The byte offset where its comments, attributes and decorators start; the definition's own
+    /// start when there are none.
+    pub start: usize,
+    /// Its attributes and decorators (`#[inline]`, `@property`), each with its whitespace
+    /// collapsed: what changes the code's meaning, unlike a comment.
+    pub attributes: Vec<String>,
+}
+
+/// What is written directly above the definition at `span`: nothing when the definition is part
+/// of a larger statement (`export function …`), or when `span` is not one node of `source`.
+pub fn leading(lang: Language, source: &str, span: Range<usize>) -> Leading {
+    let none = Leading {
+        start: span.start,
+        attributes: Vec::new(),
+    };
     let Some(tree) = parser::parse(lang, source) else {
-        return span.start;
+        return none;
     };
     let Some(mut node) = tree
         .root_node()
         .descendant_for_byte_range(span.start, span.end)
     else {
-        return span.start;
+        return none;
     };
     if node.byte_range() != span {
-        return span.start;
+        return none;
     }
-    let mut start = span.start;
+    let mut found = Leading {
+        start: span.start,
+        attributes: Vec::new(),
+    };
     // A Python definition's decorators are part of the statement around it.
     if let Some(parent) = node
         .parent()
         .filter(|p| lang == Language::Python && p.kind() == "decorated_definition")
     {
-        start = parent.start_byte();
+        found.start = parent.start_byte();
+        let mut cursor = parent.walk();
+        found.attributes = parent
+            .named_children(&mut cursor)
+            .filter(|child| child.kind() == "decorator")
+            .map(|child| collapsed(source, child))
+            .collect();
         node = parent;
     }
-    if !starts_its_line(source, start) {
-        return span.start;
+    if !starts_its_line(source, found.start) {
+        return none;
     }
     loop {
         let Some(before) = node.prev_named_sibling() else {
@@ -64,14 +88,27 @@ pub fn leading_start(lang: Language, source: &str, span: Range<usize>) -> usize 
         };
         if !leads(lang, before)
             || !starts_its_line(source, before.start_byte())
-            || !adjacent(source, before.end_byte(), start)
+            || !adjacent(source, before.end_byte(), found.start)
         {
             break;
         }
-        start = before.start_byte();
+        if before.kind() == "attribute_item" {
+            found.attributes.insert(0, collapsed(source, before));
+        }
+        found.start = before.start_byte();
         node = before;
     }
-    start
+    found
+}
+
+/// The text of `node` with its whitespace collapsed to single spaces.
+fn collapsed(source: &str, node: Node<'_>) -> String {
+    source
+        .get(node.byte_range())
+        .unwrap_or_default()
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// Whether `node` is written above a definition to describe or qualify it.
@@ -122,7 +159,7 @@ mod tests {
             .map(|c| c.span.clone())
             .unwrap_or_else(|| panic!("{name} not found in {source}"));
         source
-            .get(leading_start(lang, source, span.clone())..span.end)
+            .get(leading(lang, source, span.clone()).start..span.end)
             .unwrap_or_else(|| panic!("the block of {name} is not on character boundaries"))
             .to_string()
     }
@@ -133,6 +170,25 @@ mod tests {
         assert_eq!(
             with_leading(Language::Rust, source, "add"),
             "/*\n Adds.\n    two numbers\n*/\n#[inline]\n/// More.\npub fn add(a: i32) -> i32 {\n    a\n}"
+        );
+    }
+
+    #[test]
+    fn the_attributes_and_decorators_are_listed_without_the_comments() {
+        let rust = "/* Adds. */\n#[inline]\n#[cfg(all(\n    unix\n))]\nfn add() {}\n";
+        let span = callables(Language::Rust, rust)[0].span.clone();
+        assert_eq!(
+            leading(Language::Rust, rust, span),
+            Leading {
+                start: 0,
+                attributes: vec!["#[inline]".to_string(), "#[cfg(all( unix ))]".to_string()],
+            }
+        );
+        let python = "# Total.\n@cache\n@wraps(f)\ndef total():\n    pass\n";
+        let span = callables(Language::Python, python)[0].span.clone();
+        assert_eq!(
+            leading(Language::Python, python, span).attributes,
+            ["@cache", "@wraps(f)"]
         );
     }
 

@@ -15,7 +15,7 @@ use std::path::Path;
 
 use async_trait::async_trait;
 use plumb_context::callables::{Callable, callables};
-use plumb_context::leading::leading_start;
+use plumb_context::leading::leading;
 use plumb_context::syntax::Language;
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -303,7 +303,9 @@ fn signature_example(language: Language, name: &str) -> String {
 
 /// The bytes of `before` that `code` replaces: the definition at `span`, and when `code` brings
 /// its own doc comment, attributes or decorators, the file's above it too, so they are not written
-/// twice (a small model copies the comment it was shown). Code without them keeps the file's.
+/// twice (a small model copies the comment it was shown). Code without them keeps the file's, and
+/// so does code whose block leaves out one of the file's attributes (`#[test]`, `@staticmethod`):
+/// a comment written twice is untidy, a lost attribute changes what the code does.
 fn with_leading_block(
     language: Language,
     before: &str,
@@ -311,12 +313,23 @@ fn with_leading_block(
     code: &str,
 ) -> Range<usize> {
     let code = dedented(code);
-    let brings_its_own = callables(language, &code).first().is_some_and(|callable| {
-        let start = leading_start(language, &code, callable.span.clone());
-        start < callable.span.start && code.get(..start).is_some_and(|head| head.trim().is_empty())
-    });
-    if brings_its_own {
-        leading_start(language, before, span.clone())..span.end
+    let Some(brought) = callables(language, &code).first().and_then(|callable| {
+        let block = leading(language, &code, callable.span.clone());
+        (block.start < callable.span.start
+            && code
+                .get(..block.start)
+                .is_some_and(|head| head.trim().is_empty()))
+        .then_some(block)
+    }) else {
+        return span;
+    };
+    let file = leading(language, before, span.clone());
+    if file
+        .attributes
+        .iter()
+        .all(|attribute| brought.attributes.contains(attribute))
+    {
+        file.start..span.end
     } else {
         span
     }
@@ -447,59 +460,25 @@ mod tests {
 
     #[test]
     fn code_with_its_doc_comment_replaces_the_files_instead_of_adding_a_second() {
-        let rust = "use std::fmt;
-
-/*
- Adds.
-    two numbers
-*/
-fn add(a: i32) -> i32 {
-    a - 1
-}
-";
-        let fixed = "/*
- Adds.
-    two numbers
-*/
-fn add(a: i32) -> i32 {
-    a + 1
-}";
+        let rust = "use std::fmt;\n\n/*\n Adds.\n    two numbers\n*/\nfn add(a: i32) -> i32 {\n    a - 1\n}\n";
+        let fixed = "/*\n Adds.\n    two numbers\n*/\nfn add(a: i32) -> i32 {\n    a + 1\n}";
         assert_eq!(
             replace_in(Language::Rust, rust, "add", fixed),
             rust.replace("a - 1", "a + 1")
         );
-        let reworded = "/// Adds one.
-fn add(a: i32) -> i32 {
-    a + 1
-}";
+        let reworded = "/// Adds one.\nfn add(a: i32) -> i32 {\n    a + 1\n}";
         assert_eq!(
             replace_in(Language::Rust, rust, "add", reworded),
             "use std::fmt;\n\n/// Adds one.\nfn add(a: i32) -> i32 {\n    a + 1\n}\n"
         );
-        let js = "/* Sums.
-   >>> sum([1]) */
-const sum = (xs) => {
-  return 0;
-}
-";
-        let fixed = "/* Sums.
-   >>> sum([1]) */
-const sum = (xs) => {
-  return 1;
-}";
+        let js = "/* Sums.\n   >>> sum([1]) */\nconst sum = (xs) => {\n  return 0;\n}\n";
+        let fixed = "/* Sums.\n   >>> sum([1]) */\nconst sum = (xs) => {\n  return 1;\n}";
         assert_eq!(
             replace_in(Language::JavaScript, js, "sum", fixed),
             js.replace("return 0", "return 1")
         );
-        let python = "class A:
-    @property
-    def total(self):
-        return 1
-";
-        let fixed = "@property
-def total(self):
-    return 2
-";
+        let python = "class A:\n    @property\n    def total(self):\n        return 1\n";
+        let fixed = "@property\ndef total(self):\n    return 2\n";
         assert_eq!(
             replace_in(Language::Python, python, "A.total", fixed),
             python.replace("return 1", "return 2")
@@ -508,22 +487,32 @@ def total(self):
 
     #[test]
     fn code_without_a_doc_comment_keeps_the_files() {
-        let rust = "/// Adds.
-#[inline]
-fn add(a: i32) -> i32 {
-    a - 1
-}
-";
+        let rust = "/// Adds.\n#[inline]\nfn add(a: i32) -> i32 {\n    a - 1\n}\n";
+        let code = "fn add(a: i32) -> i32 {\n    a + 1\n}";
         assert_eq!(
-            replace_in(
-                Language::Rust,
-                rust,
-                "add",
-                "fn add(a: i32) -> i32 {
-    a + 1
-}"
-            ),
+            replace_in(Language::Rust, rust, "add", code),
             rust.replace("a - 1", "a + 1")
+        );
+    }
+
+    #[test]
+    fn a_doc_comment_without_the_files_attribute_does_not_take_the_attribute_away() {
+        let rust = "/// Adds.\n#[inline]\nfn add(a: i32) -> i32 {\n    a - 1\n}\n";
+        let code = "/// Adds.\nfn add(a: i32) -> i32 {\n    a + 1\n}";
+        assert_eq!(
+            replace_in(Language::Rust, rust, "add", code),
+            "/// Adds.\n#[inline]\n/// Adds.\nfn add(a: i32) -> i32 {\n    a + 1\n}\n"
+        );
+        let with_it = "/// Adds one.\n#[inline]\nfn add(a: i32) -> i32 {\n    a + 1\n}";
+        assert_eq!(
+            replace_in(Language::Rust, rust, "add", with_it),
+            format!("{with_it}\n")
+        );
+        let python = "class A:\n    @staticmethod\n    def total():\n        return 1\n";
+        let code = "# The total.\ndef total():\n    return 2\n";
+        assert_eq!(
+            replace_in(Language::Python, python, "A.total", code),
+            "class A:\n    @staticmethod\n    # The total.\n    def total():\n        return 2\n"
         );
     }
 
