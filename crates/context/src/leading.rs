@@ -50,10 +50,7 @@ pub fn leading(lang: Language, source: &str, span: Range<usize>) -> Leading {
     if node.byte_range() != span {
         return none;
     }
-    let mut found = Leading {
-        start: span.start,
-        attributes: Vec::new(),
-    };
+    let mut found = none.clone();
     // A Python definition's decorators are part of the statement around it.
     if let Some(parent) = node
         .parent()
